@@ -1,0 +1,142 @@
+# Makefile - every command of the course. `make help` lists them.
+#
+# Lessons are discovered from lessons/N-topic/. Each lesson directory holds:
+#   TOPIC.c, TOPIC.h     the lesson's ops, built into the library every later lesson links
+#   walkthrough.c        the program `make lessonN` runs
+#   exercises.c          the stubs the student edits (exercises.h says what each must do)
+#   solutions.c          the reference solutions
+#   test_TOPIC.c         the lesson's core tests (Check)
+#   test_exercises.c     the exercise tests and the exercise table (ids, titles, points)
+
+.DEFAULT_GOAL := all
+SHELL := /bin/sh
+
+BUILD ?= build
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+
+LESSON_DIRS := $(sort $(wildcard lessons/[1-9]-*))
+INCLUDES := -Icommon -Itests $(addprefix -I,$(LESSON_DIRS))
+ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(INCLUDES) -MMD -MP
+LDLIBS := -lm
+
+# Check's flags, asked of pkg-config once, when first needed (after `deps` has run).
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
+CHECK_LIBS = $(eval CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
+
+lesson_number = $(firstword $(subst -, ,$(notdir $(1))))
+lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+NOT_LIBRARY := walkthrough.c exercises.c solutions.c test_%.c
+LIBRARY_SOURCES := $(wildcard common/*.c) \
+    $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
+LIBRARY := $(BUILD)/libcourse.a
+HARNESS := $(call obj,tests/harness.c)
+TENSOR_TESTS := $(BUILD)/tests/test_tensor
+
+# ---- what the command line asks for --------------------------------------------------
+# `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
+# chooses which lesson the verb acts on.
+VERBS := test check
+VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
+SELECTED := $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d)))
+lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
+
+.PHONY: all lessons test check deps clean help $(VERBS)
+
+# ---- the library -----------------------------------------------------------------------
+$(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Objects that include check.h need Check installed first.
+$(HARNESS) $(call obj,tests/test_tensor.c): | deps
+$(HARNESS) $(call obj,tests/test_tensor.c): ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(TENSOR_TESTS): $(call obj,tests/test_tensor.c) $(HARNESS) $(LIBRARY)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
+
+deps:
+	@sh tests/ensure-deps.sh
+
+# ---- one block of rules per lesson -----------------------------------------------------
+define LESSON_RULES
+# $(1) = directory, $(2) = number, $(3) = topic
+L$(2)_OUT := $(BUILD)/lesson$(2)
+L$(2)_TEST_OBJS := $(call obj,$(1)/test_$(3).c $(1)/test_exercises.c)
+
+$$(L$(2)_TEST_OBJS): | deps
+$$(L$(2)_TEST_OBJS): ALL_CFLAGS += $$(CHECK_CFLAGS)
+
+$$(L$(2)_OUT)/walkthrough: $(call obj,$(1)/walkthrough.c) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+
+$$(L$(2)_OUT)/test_core: $(call obj,$(1)/test_$(3).c) $(HARNESS) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+
+# The exercise tests, linked once against the student's file and once against the solutions.
+$$(L$(2)_OUT)/test_exercises: $(call obj,$(1)/test_exercises.c $(1)/exercises.c) $(HARNESS) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+
+$$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c) $(HARNESS) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+
+LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises $$(L$(2)_OUT)/test_solutions
+ALL_CORE_TESTS += $$(L$(2)_OUT)/test_core
+ALL_SOLUTION_TESTS += $$(L$(2)_OUT)/test_solutions
+
+.PHONY: lesson$(2) $(3)
+ifeq ($(VERB_GIVEN),)
+lesson$(2) $(3): $$(L$(2)_OUT)/walkthrough
+	@./$$<
+else
+lesson$(2) $(3):
+	@:
+endif
+endef
+
+$(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_number,$(d)),$(call lesson_topic,$(d)))))
+
+all: $(LIBRARY) $(TENSOR_TESTS) $(LESSON_PROGRAMS)
+
+# ---- tests -------------------------------------------------------------------------------
+# `make test`: the tensor core's tests, every lesson's core tests, every exercise test against
+# the student's files and against the reference solutions.
+# `make lessonN test`: lesson N's core tests and its exercise tests against the student's file.
+# The student's exercise programs are built inside tests/run.sh, so that one lesson's file
+# that does not compile costs only that lesson's exercises.
+ifeq ($(SELECTED),)
+test check: $(LIBRARY) $(TENSOR_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
+	@BUILD='$(BUILD)' MAKE='$(MAKE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
+else
+test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
+	@BUILD='$(BUILD)' MAKE='$(MAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
+endif
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make                 build the library, every walk-through and every test program"
+	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
+	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
+	@echo "make test            run every test: the core, your exercises, the reference solutions"
+	@echo "make clean           remove $(BUILD)/"
+	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
+	@echo "Variables: CC=clang, CFLAGS='-O0 -g', WERROR=1, BUILD=dir, COURSE_SEED=n (random tests)"
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

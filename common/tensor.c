@@ -1,0 +1,634 @@
+/*
+ * tensor.c - the shared tensor core: the arena, errors, shapes, views, strided loops,
+ * the autodiff engine and printing. See tensor.h for each function's contract and
+ * docs/0-foundations.md for the ideas.
+ */
+#include "tensor.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ==== the context (arena) =============================================================== */
+
+/* Memory comes in blocks; each block is carved front to back and freed only with its ctx. */
+typedef struct Block {
+    struct Block *next;
+    size_t used, capacity;
+    _Alignas(16) unsigned char memory[];
+} Block;
+
+struct Ctx {
+    Block *blocks; /* the head is the block small allocations are carved from */
+    size_t bytes;
+    Tensor *first_tensor, *last_tensor;
+    int n_tensors, n_storages;
+    unsigned epoch; /* bumped by every backward's topological sort */
+};
+
+enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16 };
+
+static Block *block_new(size_t capacity) {
+    Block *b = calloc(1, sizeof(Block) + capacity);
+    if (b) b->capacity = capacity;
+    return b;
+}
+
+Ctx *ctx_new(void) {
+    Ctx *ctx = calloc(1, sizeof(Ctx));
+    if (!ctx) {
+        tensor_set_error("ctx_new: out of memory");
+        return NULL;
+    }
+    return ctx;
+}
+
+void ctx_free(Ctx *ctx) {
+    if (!ctx) return;
+    Block *b = ctx->blocks;
+    while (b) {
+        Block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(ctx);
+}
+
+void *ctx_alloc(Ctx *ctx, size_t bytes) {
+    if (!ctx) {
+        tensor_set_error("ctx_alloc: ctx is NULL");
+        return NULL;
+    }
+    if (bytes > SIZE_MAX - 2 * ALIGN - sizeof(Block)) {
+        tensor_set_error("ctx_alloc: %zu bytes is more than can be allocated", bytes);
+        return NULL;
+    }
+    size_t size = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    if (size == 0) size = ALIGN; /* every allocation gets its own address */
+
+    Block *head = ctx->blocks;
+    if (!head || head->capacity - head->used < size) {
+        if (size > BLOCK_SIZE / 4) {
+            /* A large allocation gets a block of its own, linked behind the head so the
+             * head keeps serving small allocations. */
+            Block *own = block_new(size);
+            if (!own) goto out_of_memory;
+            own->used = size;
+            if (head) {
+                own->next = head->next;
+                head->next = own;
+            } else {
+                ctx->blocks = own;
+            }
+            ctx->bytes += size;
+            return own->memory;
+        }
+        Block *fresh = block_new(BLOCK_SIZE);
+        if (!fresh) goto out_of_memory;
+        fresh->next = head;
+        ctx->blocks = head = fresh;
+    }
+    void *p = head->memory + head->used;
+    head->used += size;
+    ctx->bytes += size;
+    return p; /* blocks come from calloc, so p is already zeroed */
+
+out_of_memory:
+    tensor_set_error("ctx_alloc: out of memory allocating %zu bytes", bytes);
+    return NULL;
+}
+
+size_t ctx_bytes(const Ctx *ctx) { return ctx ? ctx->bytes : 0; }
+
+void ctx_zero_grads(Ctx *ctx) {
+    if (!ctx) return;
+    for (Tensor *t = ctx->first_tensor; t; t = t->next_in_ctx) tensor_zero_grad(t);
+}
+
+/* ==== errors ============================================================================ */
+
+static _Thread_local char error_message[1024];
+static _Thread_local bool error_recorded;
+
+const char *tensor_error(void) { return error_recorded ? error_message : NULL; }
+
+void tensor_clear_error(void) {
+    error_recorded = false;
+    error_message[0] = '\0';
+}
+
+void tensor_set_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    va_end(ap);
+    error_recorded = true;
+}
+
+bool tensor_null_input(const char *op, const char *which) {
+    if (!error_recorded) tensor_set_error("%s: input %s is NULL", op, which);
+    return false;
+}
+
+/* ==== shapes ============================================================================ */
+
+int64_t shape_numel(const int64_t *shape, int rank) {
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) return -1;
+        if (shape[d] == 0) n = 0; /* keep scanning: a later dim may still be negative */
+        else if (n > INT64_MAX / shape[d]) return -1;
+        else n *= shape[d];
+    }
+    return n;
+}
+
+char *shape_format(const int64_t *shape, int rank, char *buf, size_t size) {
+    size_t used = 0;
+    used += (size_t)snprintf(buf, size, "(");
+    for (int d = 0; d < rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ",%lld" : "%lld", (long long)shape[d]);
+    if (used < size) snprintf(buf + used, size - used, rank == 1 ? ",)" : ")");
+    return buf;
+}
+
+void contiguous_strides(const int64_t *shape, int rank, int64_t *strides) {
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        strides[d] = stride;
+        stride *= shape[d] > 0 ? shape[d] : 1;
+    }
+}
+
+void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index) {
+    for (int d = rank - 1; d >= 0; d--) {
+        index[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+}
+
+bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank) {
+    if (a_rank != b_rank) return false;
+    for (int d = 0; d < a_rank; d++)
+        if (a[d] != b[d]) return false;
+    return true;
+}
+
+/* ==== making tensors ==================================================================== */
+
+static Tensor *header_new(Ctx *ctx) {
+    Tensor *t = ctx_alloc(ctx, sizeof(Tensor));
+    if (!t) return NULL;
+    t->ctx = ctx;
+    t->id = ++ctx->n_tensors;
+    t->op = "leaf";
+    if (ctx->last_tensor) ctx->last_tensor->next_in_ctx = t;
+    else ctx->first_tensor = t;
+    ctx->last_tensor = t;
+    return t;
+}
+
+/* Checks rank and dims; on failure records "<op>: ..." and returns -1, else the numel. */
+static int64_t checked_numel(const char *op, const int64_t *shape, int rank) {
+    char s[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK) {
+        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
+        return -1;
+    }
+    if (rank > 0 && !shape) {
+        tensor_set_error("%s: shape is NULL for rank %d", op, rank);
+        return -1;
+    }
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) {
+            tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
+                             shape_format(shape, rank, s, sizeof s));
+            return -1;
+        }
+    }
+    int64_t n = shape_numel(shape, rank);
+    if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(float) / 2) {
+        tensor_set_error("%s: shape %s has too many elements", op, shape_format(shape, rank, s, sizeof s));
+        return -1;
+    }
+    return n;
+}
+
+static Tensor *zeros_for(const char *op, Ctx *ctx, const int64_t *shape, int rank) {
+    if (!ctx) {
+        tensor_set_error("%s: ctx is NULL", op);
+        return NULL;
+    }
+    int64_t n = checked_numel(op, shape, rank);
+    if (n < 0) return NULL;
+    Tensor *t = header_new(ctx);
+    Storage *st = ctx_alloc(ctx, sizeof(Storage));
+    float *data = ctx_alloc(ctx, (size_t)n * sizeof(float));
+    if (!t || !st || !data) return NULL;
+    st->data = data;
+    st->size = n;
+    st->id = ++ctx->n_storages;
+    t->storage = st;
+    t->rank = rank;
+    if (rank > 0) memcpy(t->shape, shape, (size_t)rank * sizeof(int64_t));
+    contiguous_strides(t->shape, rank, t->strides);
+    return t;
+}
+
+Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank) {
+    return zeros_for("tensor_zeros", ctx, shape, rank);
+}
+
+Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n) {
+    Tensor *t = zeros_for("tensor_from", ctx, shape, rank);
+    if (!t) return NULL;
+    if (n != t->storage->size) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("tensor_from: %lld values given for shape %s, which holds %lld", (long long)n,
+                         shape_format(shape, rank, s, sizeof s), (long long)t->storage->size);
+        return NULL;
+    }
+    if (n > 0 && !values) {
+        tensor_set_error("tensor_from: values is NULL");
+        return NULL;
+    }
+    if (n > 0) memcpy(t->storage->data, values, (size_t)n * sizeof(float));
+    return t;
+}
+
+Tensor *tensor_scalar(Ctx *ctx, float value) { return tensor_from(ctx, NULL, 0, &value, 1); }
+
+Tensor *tensor_requires_grad(Tensor *t) {
+    if (t) t->requires_grad = true;
+    return t;
+}
+
+Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
+                          int64_t offset) {
+    if (!x) return tensor_null_input("as_strided", "x"), NULL;
+    int64_t n = checked_numel("as_strided", shape, rank);
+    if (n < 0) return NULL;
+    if (rank > 0 && !strides) {
+        tensor_set_error("as_strided: strides is NULL for rank %d", rank);
+        return NULL;
+    }
+    /* The lowest and highest offsets the view can reach must lie inside the storage. */
+    int64_t lo = offset, hi = offset;
+    for (int d = 0; d < rank && n > 0; d++) {
+        int64_t reach = strides[d] * (shape[d] - 1);
+        if (reach > 0) hi += reach;
+        else lo += reach;
+    }
+    if (n > 0 && (lo < 0 || hi >= x->storage->size)) {
+        char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+        tensor_set_error("as_strided: a view with shape %s, strides %s and offset %lld reaches "
+                         "elements %lld..%lld, outside storage #%d of %lld floats",
+                         shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+                         (long long)offset, (long long)lo, (long long)hi, x->storage->id,
+                         (long long)x->storage->size);
+        return NULL;
+    }
+    Tensor *v = header_new(x->ctx);
+    if (!v) return NULL;
+    v->storage = x->storage;
+    v->is_view = true;
+    v->rank = rank;
+    if (rank > 0) {
+        memcpy(v->shape, shape, (size_t)rank * sizeof(int64_t));
+        memcpy(v->strides, strides, (size_t)rank * sizeof(int64_t));
+    }
+    v->offset = offset;
+    return v;
+}
+
+/* ==== reading tensors =================================================================== */
+
+int64_t tensor_numel(const Tensor *t) { return t ? shape_numel(t->shape, t->rank) : 0; }
+
+bool tensor_is_contiguous(const Tensor *t) {
+    int64_t expected = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        if (t->shape[d] == 0) return true;
+        if (t->shape[d] != 1 && t->strides[d] != expected) return false;
+        expected *= t->shape[d];
+    }
+    return true;
+}
+
+float *tensor_data(const Tensor *t) { return t->storage->data + t->offset; }
+
+float tensor_get(const Tensor *t, const int64_t *index) {
+    int64_t off = 0;
+    for (int d = 0; d < t->rank; d++) off += index[d] * t->strides[d];
+    return tensor_data(t)[off];
+}
+
+float tensor_item(const Tensor *t) {
+    if (!t) return tensor_null_input("item", "t"), NAN;
+    if (tensor_numel(t) != 1) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("item: only a one-element tensor has an item, got shape %s",
+                         shape_format(t->shape, t->rank, s, sizeof s));
+        return NAN;
+    }
+    return tensor_data(t)[0];
+}
+
+int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity) {
+    if (!t) return tensor_null_input("to_array", "t"), -1;
+    int64_t n = tensor_numel(t);
+    if (capacity < n || (n > 0 && !out)) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("to_array: room for %lld floats, but shape %s holds %lld", (long long)capacity,
+                         shape_format(t->shape, t->rank, s, sizeof s), (long long)n);
+        return -1;
+    }
+    int64_t out_strides[TENSOR_MAX_RANK];
+    contiguous_strides(t->shape, t->rank, out_strides);
+    for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
+    strided_accumulate(t->rank, t->shape, out, out_strides, tensor_data(t), t->strides);
+    return n;
+}
+
+/* ==== strided loops ===================================================================== */
+
+void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
+                 const int64_t *const *strides) {
+    memset(it, 0, sizeof *it);
+    it->rank = rank;
+    it->n_operands = n_operands;
+    it->remaining = shape_numel(shape, rank);
+    for (int d = 0; d < rank; d++) it->shape[d] = shape[d];
+    for (int k = 0; k < n_operands; k++)
+        for (int d = 0; d < rank; d++) it->strides[k][d] = strides[k][d];
+}
+
+bool nditer_next(NdIter *it) {
+    if (it->remaining <= 0) return false;
+    it->remaining--;
+    if (!it->started) {
+        it->started = true;
+        return true;
+    }
+    for (int d = it->rank - 1; d >= 0; d--) {
+        it->index[d]++;
+        for (int k = 0; k < it->n_operands; k++) it->offset[k] += it->strides[k][d];
+        if (it->index[d] < it->shape[d]) break;
+        /* this dim wrapped around: rewind it and carry into the dim before it */
+        for (int k = 0; k < it->n_operands; k++) it->offset[k] -= it->strides[k][d] * it->shape[d];
+        it->index[d] = 0;
+    }
+    return true;
+}
+
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                        const float *src, const int64_t *src_strides) {
+    NdIter it;
+    nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
+    while (nditer_next(&it)) dst[it.offset[0]] += src[it.offset[1]];
+}
+
+/* contiguous: forward copies, backward passes the gradient straight through. */
+static void contiguous_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t strides[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, strides);
+    strided_accumulate(x->rank, x->shape, tensor_grad_data(x), strides, tensor_grad_data(out), strides);
+}
+
+Tensor *tensor_contiguous(Tensor *x) {
+    if (!x) return tensor_null_input("contiguous", "x"), NULL;
+    if (tensor_is_contiguous(x)) return x;
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    if (!out) return NULL;
+    strided_accumulate(x->rank, x->shape, tensor_data(out), out->strides, tensor_data(x), x->strides);
+    return tensor_record(out, "contiguous", contiguous_backward, 1, &x);
+}
+
+/* ==== autodiff ========================================================================== */
+
+Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs) {
+    if (!out) return NULL;
+    out->op = op;
+    out->backward = backward;
+    out->n_inputs = n;
+    for (int i = 0; i < n; i++) {
+        out->inputs[i] = inputs[i];
+        if (inputs[i]->requires_grad) out->requires_grad = true;
+    }
+    return out;
+}
+
+float *tensor_grad_data(Tensor *t) {
+    if (!t->grad) {
+        t->grad = tensor_zeros(t->ctx, t->shape, t->rank);
+        if (!t->grad) return NULL;
+    }
+    return tensor_data(t->grad);
+}
+
+Tensor *tensor_grad(Tensor *t) {
+    if (!t) return tensor_null_input("grad", "t"), NULL;
+    if (!t->requires_grad) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("grad: tensor #%d with shape %s does not require grad; call "
+                         "tensor_requires_grad() on it before building the computation",
+                         t->id, shape_format(t->shape, t->rank, s, sizeof s));
+        return NULL;
+    }
+    return tensor_grad_data(t) ? t->grad : NULL;
+}
+
+void tensor_zero_grad(Tensor *t) {
+    if (t && t->grad) memset(t->grad->storage->data, 0, (size_t)t->grad->storage->size * sizeof(float));
+}
+
+/* Every tensor that `root` depends on and that requires grad, inputs before the tensors made
+ * from them (a post-order depth-first walk, kept iterative so long chains cannot overflow
+ * the C stack). Returns the count, or -1 if memory ran out. */
+static int topological_order(Tensor *root, Tensor **order) {
+    Ctx *ctx = root->ctx;
+    int capacity = ctx->n_tensors;
+    Tensor **stack = malloc((size_t)capacity * sizeof *stack);
+    int *next_input = malloc((size_t)capacity * sizeof *next_input);
+    if (!stack || !next_input) {
+        free(stack);
+        free(next_input);
+        return -1;
+    }
+    unsigned epoch = ++ctx->epoch;
+    int depth = 0, n = 0;
+    root->visit = epoch;
+    stack[depth] = root;
+    next_input[depth++] = 0;
+    while (depth > 0) {
+        Tensor *t = stack[depth - 1];
+        if (next_input[depth - 1] < t->n_inputs) {
+            Tensor *in = t->inputs[next_input[depth - 1]++];
+            if (in->requires_grad && in->visit != epoch) {
+                in->visit = epoch;
+                stack[depth] = in;
+                next_input[depth++] = 0;
+            }
+        } else {
+            order[n++] = t; /* all of t's inputs are already placed */
+            depth--;
+        }
+    }
+    free(stack);
+    free(next_input);
+    return n;
+}
+
+int tensor_backward_from(Tensor *out, const Tensor *upstream) {
+    char s[SHAPE_STR_MAX], u[SHAPE_STR_MAX];
+    if (!out) return tensor_null_input("backward", "loss"), -1;
+    if (!out->requires_grad) {
+        tensor_set_error("backward: tensor #%d with shape %s does not require grad: no input of "
+                         "its computation was marked with tensor_requires_grad()",
+                         out->id, shape_format(out->shape, out->rank, s, sizeof s));
+        return -1;
+    }
+    if (upstream && !shape_equal(upstream->shape, upstream->rank, out->shape, out->rank)) {
+        tensor_set_error("backward: upstream gradient has shape %s but the output has shape %s",
+                         shape_format(upstream->shape, upstream->rank, u, sizeof u),
+                         shape_format(out->shape, out->rank, s, sizeof s));
+        return -1;
+    }
+    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
+    int n = order ? topological_order(out, order) : -1;
+    if (n < 0) {
+        free(order);
+        tensor_set_error("backward: out of memory");
+        return -1;
+    }
+    /* Every gradient exists before any backward runs, so backward functions never allocate.
+     * Intermediate gradients restart from zero; leaf gradients keep accumulating. */
+    for (int i = 0; i < n; i++) {
+        if (!tensor_grad_data(order[i])) {
+            free(order);
+            return -1;
+        }
+        if (order[i]->backward) tensor_zero_grad(order[i]);
+    }
+    float *seed = tensor_data(out->grad);
+    if (upstream) {
+        strided_accumulate(out->rank, out->shape, seed, out->grad->strides, tensor_data(upstream),
+                           upstream->strides);
+    } else {
+        if (tensor_numel(out) != 1) {
+            free(order);
+            tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce "
+                             "it first (e.g. tensor_sum) or use tensor_backward_from with an upstream gradient",
+                             shape_format(out->shape, out->rank, s, sizeof s));
+            return -1;
+        }
+        seed[0] += 1.0f;
+    }
+    for (int i = n - 1; i >= 0; i--)
+        if (order[i]->backward) order[i]->backward(order[i]);
+    free(order);
+    return 0;
+}
+
+int tensor_backward(Tensor *loss) {
+    if (loss && tensor_numel(loss) != 1) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce "
+                         "it first (e.g. tensor_sum) or use tensor_backward_from with an upstream gradient",
+                         shape_format(loss->shape, loss->rank, s, sizeof s));
+        return -1;
+    }
+    return tensor_backward_from(loss, NULL);
+}
+
+/* ==== printing ========================================================================== */
+
+static void format_value(char *buf, size_t size, float v, bool integral, const char *fmt) {
+    if (isnan(v)) snprintf(buf, size, "nan");
+    else if (isinf(v)) snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    else if (integral) snprintf(buf, size, "%.0f.", (double)v);
+    else snprintf(buf, size, fmt, (double)v);
+}
+
+typedef struct {
+    FILE *f;
+    const Tensor *t;
+    const char *fmt;
+    bool integral;
+    int width;  /* every element is right-aligned to this width */
+    int indent; /* column of the outermost '[' */
+} Printer;
+
+static void print_level(Printer *p, int d, int64_t offset) {
+    const Tensor *t = p->t;
+    char buf[64];
+    if (d == t->rank) {
+        format_value(buf, sizeof buf, tensor_data(t)[offset], p->integral, p->fmt);
+        fprintf(p->f, "%*s", p->width, buf);
+        return;
+    }
+    fputc('[', p->f);
+    for (int64_t i = 0; i < t->shape[d]; i++) {
+        if (i > 0) {
+            if (d == t->rank - 1) {
+                fputc(' ', p->f);
+            } else {
+                /* a new row: one line break, plus a blank line per extra level of nesting */
+                for (int k = 0; k < t->rank - 1 - d; k++) fputc('\n', p->f);
+                fprintf(p->f, "%*s", p->indent + d + 1, "");
+            }
+        }
+        print_level(p, d + 1, offset + i * t->strides[d]);
+    }
+    fputc(']', p->f);
+}
+
+void tensor_fprint(FILE *f, const char *name, const Tensor *t, const char *fmt) {
+    int indent = name ? fprintf(f, "%s = ", name) : 0;
+    if (!t) {
+        fprintf(f, "NULL (%s)\n", tensor_error() ? tensor_error() : "no error recorded");
+        return;
+    }
+    Printer p = {f, t, fmt ? fmt : "%.4f", true, 1, indent};
+    int64_t n = tensor_numel(t);
+    if (n == 0) {
+        fprintf(f, "[]\n");
+        return;
+    }
+    /* First pass: are all values whole numbers, and how wide is the widest? */
+    NdIter it;
+    nditer_init(&it, t->rank, t->shape, 1, (const int64_t *[]){t->strides});
+    const float *data = tensor_data(t);
+    while (nditer_next(&it)) {
+        float v = data[it.offset[0]];
+        if (isfinite(v) && (v != floorf(v) || fabsf(v) >= 1e15f)) p.integral = false;
+    }
+    char buf[64];
+    nditer_init(&it, t->rank, t->shape, 1, (const int64_t *[]){t->strides});
+    while (nditer_next(&it)) {
+        format_value(buf, sizeof buf, data[it.offset[0]], p.integral, p.fmt);
+        int len = (int)strlen(buf);
+        if (len > p.width) p.width = len;
+    }
+    print_level(&p, 0, 0);
+    fputc('\n', f);
+}
+
+void tensor_print(const char *name, const Tensor *t) { tensor_fprint(stdout, name, t, NULL); }
+
+void tensor_fdescribe(FILE *f, const char *name, const Tensor *t) {
+    if (name) fprintf(f, "%s: ", name);
+    if (!t) {
+        fprintf(f, "NULL\n");
+        return;
+    }
+    char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    fprintf(f, "shape %s, strides %s, offset %lld, storage #%d (%lld floats), view: %s, contiguous: %s\n",
+            shape_format(t->shape, t->rank, s, sizeof s), shape_format(t->strides, t->rank, st, sizeof st),
+            (long long)t->offset, t->storage->id, (long long)t->storage->size, t->is_view ? "yes" : "no",
+            tensor_is_contiguous(t) ? "yes" : "no");
+}
+
+void tensor_describe(const char *name, const Tensor *t) { tensor_fdescribe(stdout, name, t); }

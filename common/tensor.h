@@ -1,0 +1,218 @@
+/*
+ * tensor.h - the shared tensor core every lesson builds on.
+ *
+ * A Tensor is a small header over shared storage: a shape, strides (in elements, signed, 0
+ * allowed) and an offset. Expanding (broadcasting) and permuting make a new header over the
+ * same storage, so they copy nothing. docs/0-foundations.md walks through all of it.
+ *
+ * Who owns memory: one Ctx (an arena) owns every tensor, storage and gradient made in it.
+ * Nothing is freed one by one; ctx_free() releases the whole computation at once.
+ *
+ * Errors: no function here or in a lesson aborts or crashes on bad input. A function that
+ * fails returns NULL (or -1) and records a message that names the op and the shapes, read with
+ * tensor_error(). An op given a NULL input returns NULL and keeps the message already recorded,
+ * so a chained expression reports the first thing that went wrong.
+ *
+ * Autodiff: every op records its inputs and a backward function on its output. Gradients are
+ * contiguous tensors of the same shape as the tensor they belong to, and backward functions
+ * always accumulate into them with +=.
+ */
+#ifndef TENSOR_H
+#define TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TENSOR_MAX_RANK 8   /* rank 0 (a scalar) up to 8 */
+#define TENSOR_MAX_INPUTS 4 /* inputs one op may record */
+
+typedef struct Ctx Ctx;
+typedef struct Tensor Tensor;
+
+/* Reads out->grad and adds (+=) into the grad of each input that requires one. */
+typedef void (*BackwardFn)(Tensor *out);
+
+typedef struct Storage {
+    float *data;
+    int64_t size; /* in floats */
+    int id;
+} Storage;
+
+struct Tensor {
+    Ctx *ctx;
+    int id; /* order of creation within ctx, shown by tensor_describe */
+    int rank;
+    int64_t shape[TENSOR_MAX_RANK];
+    int64_t strides[TENSOR_MAX_RANK]; /* element i0..ik lives at offset + sum(i_d * strides[d]) */
+    int64_t offset;
+    Storage *storage;
+    bool is_view; /* shares storage made by another tensor */
+
+    /* autodiff */
+    bool requires_grad;
+    Tensor *grad;    /* contiguous, same shape; NULL until backward needs it */
+    const char *op;  /* "leaf" for tensors made from values */
+    Tensor *inputs[TENSOR_MAX_INPUTS];
+    int n_inputs;
+    BackwardFn backward; /* NULL for leaves */
+    float param;         /* an op's scalar argument, e.g. pow's exponent */
+    void *saved;         /* op-specific data kept for backward, owned by ctx */
+
+    Tensor *next_in_ctx;
+    unsigned visit; /* used by tensor_backward's topological sort */
+};
+
+/* ---- the context (arena) ------------------------------------------------------------- */
+
+/* A new, empty context, or NULL if memory is exhausted. Free it with ctx_free. */
+Ctx *ctx_new(void);
+/* Frees every tensor, storage and gradient made in ctx. ctx_free(NULL) does nothing. */
+void ctx_free(Ctx *ctx);
+/* Zeroed memory owned by ctx (16-byte aligned), or NULL with an error recorded. */
+void *ctx_alloc(Ctx *ctx, size_t bytes);
+/* Bytes handed out by ctx so far. */
+size_t ctx_bytes(const Ctx *ctx);
+/* Zeroes the gradient of every tensor in ctx. */
+void ctx_zero_grads(Ctx *ctx);
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+/* The message of the most recent failure ("add: operands could not be broadcast together
+ * with shapes (2,3) (2,4)"), or NULL if nothing failed since tensor_clear_error(). */
+const char *tensor_error(void);
+void tensor_clear_error(void);
+/* Records a failure, replacing any earlier message. Used by ops; printf-style. */
+void tensor_set_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* For an op given a NULL input: keeps the message already recorded (the first thing that
+ * went wrong), or records "<op>: input <which> is NULL" if there is none. Always false. */
+bool tensor_null_input(const char *op, const char *which);
+
+/* ---- shapes ------------------------------------------------------------------------- */
+
+/* Number of elements of a shape, or -1 if a dim is negative or the count would overflow. */
+int64_t shape_numel(const int64_t *shape, int rank);
+/* Writes numpy's spelling of a shape into buf: "(2,3)", "(3,)", "()". Returns buf. */
+char *shape_format(const int64_t *shape, int rank, char *buf, size_t size);
+#define SHAPE_STR_MAX (TENSOR_MAX_RANK * 21 + 4)
+/* Row-major (C order) strides of a shape: the last dim has stride 1. */
+void contiguous_strides(const int64_t *shape, int rank, int64_t *strides);
+/* Row-major flat index -> multi-index: peel dims off from the last one with % and /. */
+void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index);
+bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank);
+
+/* Building shapes and values inline:
+ *   Tensor *a = tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+ * A scalar has rank 0: tensor_from(ctx, NULL, 0, VALUES(7)) or tensor_scalar(ctx, 7). */
+#define DIMS(...) \
+    ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+/* Strides for tensor_as_strided: STRIDES(1, 3). */
+#define STRIDES(...) ((const int64_t[]){__VA_ARGS__})
+#define VALUES(...) \
+    ((const float[]){__VA_ARGS__}), (int64_t)(sizeof((const float[]){__VA_ARGS__}) / sizeof(float))
+
+/* ---- making tensors ----------------------------------------------------------------- */
+
+/* A contiguous tensor of zeros, owned by ctx. NULL (with an error) for a NULL ctx, a rank
+ * outside 0..TENSOR_MAX_RANK, a negative dim or an element count that would overflow. */
+Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank);
+/* A contiguous tensor holding n values in row-major order; n must equal the element count. */
+Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n);
+Tensor *tensor_scalar(Ctx *ctx, float value);
+/* Marks a tensor as a parameter whose gradient backward should compute. Returns t. */
+Tensor *tensor_requires_grad(Tensor *t);
+
+/* A view: a new header over x's storage. Every element the view can address must lie inside
+ * the storage, else NULL with an error. The view has no backward of its own: ops that make
+ * views (expand, permute) record one. */
+Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
+                          int64_t offset);
+
+/* ---- reading tensors ---------------------------------------------------------------- */
+
+int64_t tensor_numel(const Tensor *t);
+/* True if strides are row-major for the shape (dims of size 1 may have any stride). */
+bool tensor_is_contiguous(const Tensor *t);
+/* The element at a multi-index (no bounds check beyond the caller's). */
+float tensor_get(const Tensor *t, const int64_t *index);
+/* The value of a one-element tensor; NaN with an error otherwise. */
+float tensor_item(const Tensor *t);
+/* Copies the elements in row-major order of t's shape (works on any view). Returns the
+ * number copied, or -1 with an error if t is NULL or out has room for fewer than numel. */
+int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity);
+
+/* ---- strided loops ------------------------------------------------------------------ */
+
+#define NDITER_MAX_OPERANDS 6
+
+/* Visits every multi-index of `shape` in row-major order and keeps, for each operand, the
+ * element offset sum(index[d] * strides[k][d]). Advancing is an odometer: bump the last dim;
+ * when it reaches its size, reset it to 0 and carry into the dim before it.
+ *
+ *   NdIter it;
+ *   nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
+ *   while (nditer_next(&it)) dst[it.offset[0]] = src[it.offset[1]];
+ */
+typedef struct {
+    int rank, n_operands;
+    bool started;
+    int64_t remaining;
+    int64_t shape[TENSOR_MAX_RANK];
+    int64_t index[TENSOR_MAX_RANK];
+    int64_t strides[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    int64_t offset[NDITER_MAX_OPERANDS];
+} NdIter;
+
+void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
+                 const int64_t *const *strides);
+bool nditer_next(NdIter *it);
+
+/* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
+ * 0 in src reads one element many times (a broadcast); a stride of 0 in dst adds many
+ * elements into one (a reduction). */
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                        const float *src, const int64_t *src_strides);
+
+/* Pointer to a tensor's first element (its storage plus its offset). */
+float *tensor_data(const Tensor *t);
+
+/* Returns x itself when x is already contiguous, else a contiguous copy made by walking x in
+ * row-major order. Gradients pass straight through to x. */
+Tensor *tensor_contiguous(Tensor *x);
+
+/* ---- autodiff ----------------------------------------------------------------------- */
+
+/* Records that `out` was made by `op` from inputs[0..n) and that `backward` undoes it.
+ * out requires grad if any input does. Returns out. */
+Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs);
+
+/* Reverse-mode autodiff from a one-element loss: seeds d loss/d loss = 1, then calls each op's
+ * backward in reverse topological order. Leaf gradients accumulate across calls (zero them
+ * with tensor_zero_grad / ctx_zero_grads); gradients of intermediate tensors are recomputed
+ * from zero on every call. Returns 0, or -1 with an error (NULL loss, non-scalar loss). */
+int tensor_backward(Tensor *loss);
+/* Same, seeding out's gradient with `upstream` (same shape as out) instead of 1. */
+int tensor_backward_from(Tensor *out, const Tensor *upstream);
+/* The gradient of t (contiguous, t's shape; zeros before any backward). NULL with an error
+ * if t is NULL or does not require grad. */
+Tensor *tensor_grad(Tensor *t);
+void tensor_zero_grad(Tensor *t);
+/* For backward functions: t's gradient buffer, allocated (zeroed) on first use. */
+float *tensor_grad_data(Tensor *t);
+
+/* ---- printing ----------------------------------------------------------------------- */
+
+/* Prints values as nested brackets, like numpy: "name = [[1. 2. 3.]\n       [4. 5. 6.]]".
+ * name may be NULL. Integral values print as "3."; others with fmt (default "%.4f"). */
+void tensor_print(const char *name, const Tensor *t);
+void tensor_fprint(FILE *f, const char *name, const Tensor *t, const char *fmt);
+/* One line: shape, strides, offset, storage and whether t is a view or contiguous. */
+void tensor_describe(const char *name, const Tensor *t);
+void tensor_fdescribe(FILE *f, const char *name, const Tensor *t);
+
+#endif /* TENSOR_H */

@@ -1,0 +1,331 @@
+/*
+ * broadcast.c - lesson 1: broadcasting, forward and backward.
+ *
+ * Read top to bottom: the shape rule (broadcast_shapes), two ways to find the source element
+ * of each output element (stride-0 views via broadcast_strides, and the chapter's index map
+ * via broadcast_map), then the ops, each forward next to its backward. docs/1-broadcast.md
+ * explains every step.
+ *
+ * Names: `out` is the result, `g` its gradient; a and b are the inputs, ga and gb their
+ * gradients. Shapes are numpy's: (2,3) has 2 rows of 3.
+ */
+#include "broadcast.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ==== the rule =========================================================================== */
+
+int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
+                     int *out_rank) {
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+    if (a_rank < 0 || b_rank < 0 || a_rank > TENSOR_MAX_RANK || b_rank > TENSOR_MAX_RANK) {
+        tensor_set_error("broadcast_shapes: ranks %d and %d must be within 0..%d", a_rank, b_rank,
+                         TENSOR_MAX_RANK);
+        return -1;
+    }
+    int n = a_rank > b_rank ? a_rank : b_rank;
+    for (int i = 0; i < n; i++) {
+        /* Right alignment: position i of the result lines up with position i - (n - rank) of
+         * each input. A negative position means the input has no such dim: it counts as 1. */
+        int ia = i - (n - a_rank), ib = i - (n - b_rank);
+        int64_t da = ia >= 0 ? a[ia] : 1;
+        int64_t db = ib >= 0 ? b[ib] : 1;
+        if (da == db) out[i] = da;
+        else if (da == 1) out[i] = db;
+        else if (db == 1) out[i] = da;
+        else {
+            tensor_set_error("broadcast_shapes: operands could not be broadcast together with shapes %s %s",
+                             shape_format(a, a_rank, sa, sizeof sa), shape_format(b, b_rank, sb, sizeof sb));
+            return -1;
+        }
+    }
+    *out_rank = n;
+    return 0;
+}
+
+/* ==== approach 1: a stride-0 view ========================================================= */
+
+int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
+                      const int64_t *target, int target_rank, int64_t *out_strides) {
+    char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    if (src_rank < 0 || target_rank < 0 || src_rank > TENSOR_MAX_RANK || target_rank > TENSOR_MAX_RANK) {
+        tensor_set_error("broadcast_strides: ranks %d and %d must be within 0..%d", src_rank, target_rank,
+                         TENSOR_MAX_RANK);
+        return -1;
+    }
+    int pad = target_rank - src_rank; /* dims target has in front of src's */
+    if (pad < 0) goto incompatible;
+    for (int d = 0; d < target_rank; d++) {
+        int s = d - pad; /* src's dim lined up with target's dim d */
+        if (s < 0) out_strides[d] = 0;                           /* missing: every index reads the same */
+        else if (src[s] == target[d]) out_strides[d] = src_strides[s]; /* matching: walk as usual */
+        else if (src[s] == 1) out_strides[d] = 0;                /* size 1: stay on element 0 */
+        else goto incompatible;
+    }
+    return 0;
+
+incompatible:
+    tensor_set_error("broadcast_strides: shape %s cannot be broadcast to %s",
+                     shape_format(src, src_rank, ss, sizeof ss), shape_format(target, target_rank, st, sizeof st));
+    return -1;
+}
+
+/* ==== approach 2: the chapter's index map ================================================ */
+
+int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
+                  int64_t *map) {
+    /* The map is the stride-0 view written out element by element: the offsets that src's
+     * contiguous strides, made 0 on broadcast dims, give for each target index. */
+    int64_t src_contiguous[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+    if (src_rank < 0 || src_rank > TENSOR_MAX_RANK || target_rank < 0 || target_rank > TENSOR_MAX_RANK) {
+        tensor_set_error("broadcast_map: ranks %d and %d must be within 0..%d", target_rank, src_rank,
+                         TENSOR_MAX_RANK);
+        return -1;
+    }
+    contiguous_strides(src, src_rank, src_contiguous);
+    if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0) return -1;
+
+    int64_t total = shape_numel(target, target_rank), index[TENSOR_MAX_RANK];
+    for (int64_t t = 0; t < total; t++) {
+        unravel_index(t, target, target_rank, index); /* step 1: flat t -> (i, j, ...) */
+        int64_t s = 0;
+        for (int d = 0; d < target_rank; d++) s += index[d] * strides[d]; /* step 2: -> src flat */
+        map[t] = s;
+    }
+    return 0;
+}
+
+/* ==== expand and its reverse, sum_to_shape =============================================== */
+
+/* expand's backward. x was read through stride 0 along each broadcast dim, so each element of
+ * x fed many elements of out. Writing x's gradient through the same stride-0 strides makes
+ * += add all of their gradients into it: the gradient is summed back onto x's shape. */
+static void expand_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t gx_contiguous[TENSOR_MAX_RANK], gx_strides[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, gx_contiguous);
+    broadcast_strides(x->shape, x->rank, gx_contiguous, out->shape, out->rank, gx_strides);
+    strided_accumulate(out->rank, out->shape, tensor_grad_data(x), gx_strides, tensor_grad_data(out),
+                       out->grad->strides);
+}
+
+Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank) {
+    if (!x) return tensor_null_input("expand", "x"), NULL;
+    int64_t strides[TENSOR_MAX_RANK];
+    char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK || (rank > 0 && !shape)) {
+        tensor_set_error("expand: target rank %d must be within 0..%d with a shape", rank, TENSOR_MAX_RANK);
+        return NULL;
+    }
+    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0) {
+        tensor_set_error("expand: cannot broadcast shape %s to %s", shape_format(x->shape, x->rank, sx, sizeof sx),
+                         shape_format(shape, rank, st, sizeof st));
+        return NULL;
+    }
+    Tensor *view = tensor_as_strided(x, shape, rank, strides, x->offset);
+    return tensor_record(view, "expand", expand_backward, 1, &x);
+}
+
+/* The forward and backward of sum_to_shape are the same loop as expand's, turned around. */
+static void sum_to_shape_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t g_strides[TENSOR_MAX_RANK], gx_strides[TENSOR_MAX_RANK];
+    broadcast_strides(out->shape, out->rank, out->grad->strides, x->shape, x->rank, g_strides);
+    contiguous_strides(x->shape, x->rank, gx_strides);
+    strided_accumulate(x->rank, x->shape, tensor_grad_data(x), gx_strides, tensor_grad_data(out), g_strides);
+}
+
+static Tensor *sum_to_shape_named(const char *op, Tensor *x, const int64_t *shape, int rank) {
+    if (!x) return tensor_null_input(op, "x"), NULL;
+    char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK || (rank > 0 && !shape)) {
+        tensor_set_error("%s: target rank %d must be within 0..%d with a shape", op, rank, TENSOR_MAX_RANK);
+        return NULL;
+    }
+    int64_t contiguous[TENSOR_MAX_RANK], out_strides[TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, contiguous);
+    /* out's strides seen from x's shape: 0 along every dim that is summed away */
+    if (broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0) {
+        tensor_set_error("%s: shape %s does not broadcast to the input's shape %s, so the input cannot be "
+                         "summed onto it", op, shape_format(shape, rank, st, sizeof st),
+                         shape_format(x->shape, x->rank, sx, sizeof sx));
+        return NULL;
+    }
+    Tensor *out = tensor_zeros(x->ctx, shape, rank);
+    if (!out) return NULL;
+    strided_accumulate(x->rank, x->shape, tensor_data(out), out_strides, tensor_data(x), x->strides);
+    return tensor_record(out, op, sum_to_shape_backward, 1, &x);
+}
+
+Tensor *tensor_sum_to_shape(Tensor *x, const int64_t *shape, int rank) {
+    return sum_to_shape_named("sum_to_shape", x, shape, rank);
+}
+
+Tensor *tensor_sum(Tensor *x) { return sum_to_shape_named("sum", x, NULL, 0); }
+
+/* ==== elementwise ops with broadcasting ================================================== */
+
+typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } BinaryOp;
+
+static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor *a, Tensor *b) {
+    if (!a) return tensor_null_input(name, "a"), NULL;
+    if (!b) return tensor_null_input(name, "b"), NULL;
+    if (a->ctx != b->ctx) {
+        tensor_set_error("%s: the operands belong to different contexts", name);
+        return NULL;
+    }
+    int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
+    int rank;
+    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0) {
+        char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX];
+        tensor_set_error("%s: operands could not be broadcast together with shapes %s %s", name,
+                         shape_format(a->shape, a->rank, s1, sizeof s1),
+                         shape_format(b->shape, b->rank, s2, sizeof s2));
+        return NULL;
+    }
+    Tensor *out = tensor_zeros(a->ctx, shape, rank);
+    if (!out) return NULL;
+    /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
+    broadcast_strides(a->shape, a->rank, a->strides, shape, rank, sa);
+    broadcast_strides(b->shape, b->rank, b->strides, shape, rank, sb);
+
+    float *o = tensor_data(out);
+    const float *x = tensor_data(a), *y = tensor_data(b);
+    NdIter it;
+    nditer_init(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
+    while (nditer_next(&it)) {
+        float u = x[it.offset[1]], v = y[it.offset[2]];
+        float r = op == OP_ADD ? u + v : op == OP_SUB ? u - v : op == OP_MUL ? u * v : u / v;
+        o[it.offset[0]] = r;
+    }
+    Tensor *inputs[2] = {a, b};
+    return tensor_record(out, name, backward, 2, inputs);
+}
+
+/* What every binary backward walks: the output's gradient g, both inputs, and both inputs'
+ * gradients. ga and gb are contiguous in a's and b's own shapes and are addressed with
+ * stride 0 along the dims that were broadcast, so `ga[...] += ...` sums the gradient of every
+ * copy back into the one element of a that was copied. ga (gb) is NULL when a (b) does not
+ * require grad. Offsets: it.offset[G], [A], [B], [GA], [GB]. */
+enum { G, A, B, GA, GB };
+typedef struct {
+    NdIter it;
+    const float *g, *a, *b;
+    float *ga, *gb;
+} BinaryGrad;
+
+static void broadcast_grad_strides(const Tensor *x, const Tensor *out, int64_t *strides) {
+    int64_t contiguous[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, contiguous);
+    broadcast_strides(x->shape, x->rank, contiguous, out->shape, out->rank, strides);
+}
+
+static void binary_grad_begin(Tensor *out, BinaryGrad *bg) {
+    Tensor *a = out->inputs[0], *b = out->inputs[1];
+    int64_t sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK], sga[TENSOR_MAX_RANK], sgb[TENSOR_MAX_RANK];
+    broadcast_strides(a->shape, a->rank, a->strides, out->shape, out->rank, sa);
+    broadcast_strides(b->shape, b->rank, b->strides, out->shape, out->rank, sb);
+    broadcast_grad_strides(a, out, sga);
+    broadcast_grad_strides(b, out, sgb);
+    nditer_init(&bg->it, out->rank, out->shape, 5, (const int64_t *[]){out->grad->strides, sa, sb, sga, sgb});
+    bg->g = tensor_data(out->grad);
+    bg->a = tensor_data(a);
+    bg->b = tensor_data(b);
+    bg->ga = a->requires_grad ? tensor_grad_data(a) : NULL;
+    bg->gb = b->requires_grad ? tensor_grad_data(b) : NULL;
+}
+
+/* out = a + b: d out/d a = 1, d out/d b = 1 */
+static void add_backward(Tensor *out) {
+    BinaryGrad bg;
+    binary_grad_begin(out, &bg);
+    while (nditer_next(&bg.it)) {
+        const int64_t *k = bg.it.offset;
+        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
+        if (bg.gb) bg.gb[k[GB]] += bg.g[k[G]];
+    }
+}
+
+Tensor *tensor_add(Tensor *a, Tensor *b) { return binary("add", OP_ADD, add_backward, a, b); }
+
+/* out = a - b: d out/d a = 1, d out/d b = -1 */
+static void sub_backward(Tensor *out) {
+    BinaryGrad bg;
+    binary_grad_begin(out, &bg);
+    while (nditer_next(&bg.it)) {
+        const int64_t *k = bg.it.offset;
+        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
+        if (bg.gb) bg.gb[k[GB]] -= bg.g[k[G]];
+    }
+}
+
+Tensor *tensor_sub(Tensor *a, Tensor *b) { return binary("sub", OP_SUB, sub_backward, a, b); }
+
+/* out = a * b: d out/d a = b, d out/d b = a. For x * x both lines add into x's gradient. */
+static void mul_backward(Tensor *out) {
+    BinaryGrad bg;
+    binary_grad_begin(out, &bg);
+    while (nditer_next(&bg.it)) {
+        const int64_t *k = bg.it.offset;
+        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]] * bg.b[k[B]];
+        if (bg.gb) bg.gb[k[GB]] += bg.g[k[G]] * bg.a[k[A]];
+    }
+}
+
+Tensor *tensor_mul(Tensor *a, Tensor *b) { return binary("mul", OP_MUL, mul_backward, a, b); }
+
+/* out = a / b: d out/d a = 1/b, d out/d b = -a/b^2 */
+static void div_backward(Tensor *out) {
+    BinaryGrad bg;
+    binary_grad_begin(out, &bg);
+    while (nditer_next(&bg.it)) {
+        const int64_t *k = bg.it.offset;
+        float g = bg.g[k[G]], u = bg.a[k[A]], v = bg.b[k[B]];
+        if (bg.ga) bg.ga[k[GA]] += g / v;
+        if (bg.gb) bg.gb[k[GB]] -= g * u / (v * v);
+    }
+}
+
+Tensor *tensor_div(Tensor *a, Tensor *b) { return binary("div", OP_DIV, div_backward, a, b); }
+
+/* ==== with a scalar ====================================================================== */
+
+/* x + s and x * s are the broadcast of a rank-0 constant: [B,D] * () -> [B,D]. Reusing add
+ * and mul means no new backward to get wrong. */
+Tensor *tensor_add_scalar(Tensor *x, float s) {
+    if (!x) return tensor_null_input("add_scalar", "x"), NULL;
+    return tensor_add(x, tensor_scalar(x->ctx, s));
+}
+
+Tensor *tensor_mul_scalar(Tensor *x, float s) {
+    if (!x) return tensor_null_input("mul_scalar", "x"), NULL;
+    return tensor_mul(x, tensor_scalar(x->ctx, s));
+}
+
+/* out = x^p: d out/d x = p * x^(p-1) (taken as 0 when p = 0, where x^p is the constant 1) */
+static void pow_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    float p = out->param;
+    int64_t gx_strides[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, gx_strides);
+    float *gx = tensor_grad_data(x);
+    const float *g = tensor_data(out->grad), *xs = tensor_data(x);
+    NdIter it;
+    nditer_init(&it, x->rank, x->shape, 3, (const int64_t *[]){gx_strides, out->grad->strides, x->strides});
+    while (nditer_next(&it))
+        if (p != 0.0f) gx[it.offset[0]] += g[it.offset[1]] * p * powf(xs[it.offset[2]], p - 1.0f);
+}
+
+Tensor *tensor_pow_scalar(Tensor *x, float p) {
+    if (!x) return tensor_null_input("pow_scalar", "x"), NULL;
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    if (!out) return NULL;
+    float *o = tensor_data(out);
+    const float *xs = tensor_data(x);
+    NdIter it;
+    nditer_init(&it, x->rank, x->shape, 2, (const int64_t *[]){out->strides, x->strides});
+    while (nditer_next(&it)) o[it.offset[0]] = powf(xs[it.offset[1]], p);
+    out->param = p;
+    return tensor_record(out, "pow_scalar", pow_backward, 1, &x);
+}

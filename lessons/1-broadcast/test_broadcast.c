@@ -1,0 +1,497 @@
+/*
+ * test_broadcast.c - lesson 1's core tests. They mirror the chapter's section 2 (its
+ * test_broadcast_add, its tables), then go past it: numpy's rule on valid and invalid pairs
+ * (rank 0, size 1, size 0, rank up to 4), the error contract, a gradient check of every op,
+ * and seeded random shapes and views against a naive reference loop.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "gradcheck.h"
+#include "harness.h"
+
+/* ==== the chapter ======================================================================== */
+
+START_TEST(test_broadcast_add) {
+    /* [2,3] + [3]: every element of b is shared by both rows */
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(10, 20, 30)));
+    Tensor *c = EXPECT_OK(tensor_add(a, b));
+    EXPECT_SHAPE(c, DIMS(2, 3), "a + b");
+    EXPECT_VALUES(c, VALUES(11, 22, 33, 14, 25, 36), 0, "a + b");
+    Tensor *loss = EXPECT_OK(tensor_sum(c));
+    EXPECT_VALUES(loss, VALUES(141), 0, "(a + b).sum()");
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    EXPECT_VALUES(tensor_grad(b), VALUES(2, 2, 2), 0, "b.grad: each element was broadcast twice");
+    EXPECT_VALUES(tensor_grad(a), VALUES(1, 1, 1, 1, 1, 1), 0, "a.grad");
+}
+END_TEST
+
+static void expect_broadcast(const int64_t *a, int a_rank, const int64_t *b, int b_rank, const int64_t *want,
+                             int want_rank) {
+    int64_t out[TENSOR_MAX_RANK];
+    int rank = -1;
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], so[SHAPE_STR_MAX], sw[SHAPE_STR_MAX];
+    shape_format(a, a_rank, sa, sizeof sa);
+    shape_format(b, b_rank, sb, sizeof sb);
+    ck_assert_msg(broadcast_shapes(a, a_rank, b, b_rank, out, &rank) == 0, "broadcast_shapes(%s, %s) failed: %s", sa,
+                  sb, tensor_error());
+    ck_assert_msg(shape_equal(out, rank, want, want_rank), "broadcast_shapes(%s, %s) = %s, expected %s", sa, sb,
+                  shape_format(out, rank, so, sizeof so), shape_format(want, want_rank, sw, sizeof sw));
+    /* the rule is symmetric */
+    ck_assert_int_eq(broadcast_shapes(b, b_rank, a, a_rank, out, &rank), 0);
+    ck_assert_msg(shape_equal(out, rank, want, want_rank), "broadcast_shapes(%s, %s) is not symmetric", sb, sa);
+}
+
+static void expect_no_broadcast(const int64_t *a, int a_rank, const int64_t *b, int b_rank) {
+    int64_t out[TENSOR_MAX_RANK];
+    int rank;
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], msg[512];
+    shape_format(a, a_rank, sa, sizeof sa);
+    shape_format(b, b_rank, sb, sizeof sb);
+    tensor_clear_error();
+    ck_assert_msg(broadcast_shapes(a, a_rank, b, b_rank, out, &rank) == -1, "broadcast_shapes(%s, %s) should fail", sa, sb);
+    snprintf(msg, sizeof msg, "operands could not be broadcast together with shapes %s %s", sa, sb);
+    EXPECT_ERROR(msg, "broadcast_shapes's message");
+}
+
+START_TEST(test_chapter_rules_table) {
+    expect_broadcast(DIMS(2, 3), DIMS(3), DIMS(2, 3));
+    expect_broadcast(DIMS(2, 3), DIMS(2, 1), DIMS(2, 3));
+    expect_broadcast(DIMS(3), DIMS(1), DIMS(3));
+    expect_no_broadcast(DIMS(2, 3), DIMS(2, 4));
+}
+END_TEST
+
+START_TEST(test_numpy_scenarios) {
+    /* seed 001's scenarios 1-4 */
+    expect_broadcast(DIMS(2, 3), DIMS(2, 3), DIMS(2, 3));
+    expect_broadcast(DIMS(3, 4), DIMS(4), DIMS(3, 4));
+    expect_broadcast(DIMS(2, 1, 3), DIMS(4, 3), DIMS(2, 4, 3));
+    expect_no_broadcast(DIMS(3, 2), DIMS(4, 2));
+}
+END_TEST
+
+START_TEST(test_unravel_flat_index) {
+    int64_t index[2];
+    unravel_index(4, DIMS(2, 3), index); /* the chapter: flat 4 of [2,3] is (1,1) */
+    ck_assert_int_eq(index[0], 1);
+    ck_assert_int_eq(index[1], 1);
+    unravel_index(5, DIMS(2, 3), index);
+    ck_assert_int_eq(index[0], 1);
+    ck_assert_int_eq(index[1], 2);
+}
+END_TEST
+
+START_TEST(test_chapter_map_table) {
+    int64_t map[6];
+    ck_assert_int_eq(broadcast_map(DIMS(2, 3), DIMS(3), map), 0);
+    const int64_t want[6] = {0, 1, 2, 0, 1, 2};
+    for (int t = 0; t < 6; t++) ck_assert_msg(map[t] == want[t], "map[%d] = %lld, expected %lld", t, (long long)map[t], (long long)want[t]);
+    ck_assert_int_eq(broadcast_map(DIMS(2, 3), DIMS(2, 1), map), 0);
+    const int64_t rows[6] = {0, 0, 0, 1, 1, 1};
+    for (int t = 0; t < 6; t++) ck_assert_int_eq(map[t], rows[t]);
+    ck_assert_int_eq(broadcast_map(DIMS(2, 3), DIMS(4), map), -1);
+}
+END_TEST
+
+/* ==== numpy's rule, beyond the chapter ==================================================== */
+
+START_TEST(test_rule_edge_cases) {
+    expect_broadcast(NULL, 0, NULL, 0, NULL, 0);                  /* () & () */
+    expect_broadcast(NULL, 0, DIMS(2, 3), DIMS(2, 3));            /* a scalar goes anywhere */
+    expect_broadcast(DIMS(1), NULL, 0, DIMS(1));
+    expect_broadcast(DIMS(0), DIMS(1), DIMS(0));                  /* size 0 matches 1 ... */
+    expect_broadcast(DIMS(0), DIMS(0), DIMS(0));                  /* ... and 0 */
+    expect_no_broadcast(DIMS(0), DIMS(2));                        /* ... and nothing else */
+    expect_broadcast(DIMS(2, 0), DIMS(1), DIMS(2, 0));
+    expect_broadcast(DIMS(1, 0), DIMS(3, 1), DIMS(3, 0));
+    expect_broadcast(DIMS(8, 1, 6, 1), DIMS(7, 1, 5), DIMS(8, 7, 6, 5)); /* numpy's docs */
+    expect_broadcast(DIMS(5, 4), DIMS(1), DIMS(5, 4));
+    expect_broadcast(DIMS(15, 3, 5), DIMS(15, 1, 5), DIMS(15, 3, 5));
+    expect_broadcast(DIMS(1, 1, 1, 1), DIMS(2), DIMS(1, 1, 1, 2));
+    expect_no_broadcast(DIMS(3), DIMS(4));
+    expect_no_broadcast(DIMS(2, 1), DIMS(8, 4, 3));
+    expect_no_broadcast(DIMS(2, 3, 4, 5), DIMS(2, 3, 1, 4));
+    expect_no_broadcast(DIMS(4, 3), DIMS(4));
+}
+END_TEST
+
+START_TEST(test_error_messages) {
+    Tensor *a = tensor_zeros(test_ctx, DIMS(2, 3)), *b = tensor_zeros(test_ctx, DIMS(2, 4));
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_add(a, b));
+    ck_assert_str_eq(tensor_error(), "add: operands could not be broadcast together with shapes (2,3) (2,4)");
+    ck_assert_ptr_null(tensor_mul(tensor_zeros(test_ctx, DIMS(3, 2)), tensor_zeros(test_ctx, DIMS(4, 2))));
+    ck_assert_str_eq(tensor_error(), "mul: operands could not be broadcast together with shapes (3,2) (4,2)");
+    ck_assert_ptr_null(tensor_div(tensor_zeros(test_ctx, DIMS(3)), tensor_zeros(test_ctx, DIMS(4))));
+    ck_assert_str_eq(tensor_error(), "div: operands could not be broadcast together with shapes (3,) (4,)");
+
+    /* a chained expression reports the first thing that went wrong */
+    tensor_clear_error();
+    Tensor *bad = tensor_sub(a, b);
+    Tensor *chained = tensor_pow_scalar(tensor_mul_scalar(tensor_add(bad, a), 2.0f), 2.0f);
+    ck_assert_ptr_null(chained);
+    ck_assert_ptr_null(tensor_sum(chained));
+    ck_assert_str_eq(tensor_error(), "sub: operands could not be broadcast together with shapes (2,3) (2,4)");
+
+    /* a NULL input with nothing recorded before names the op */
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_add(NULL, a));
+    EXPECT_ERROR("add: input a is NULL", "NULL input");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_expand(NULL, DIMS(2)));
+    EXPECT_ERROR("expand: input x is NULL", "NULL input");
+
+    /* expand and sum_to_shape only go one way */
+    ck_assert_ptr_null(tensor_expand(tensor_zeros(test_ctx, DIMS(3)), DIMS(1)));
+    ck_assert_str_eq(tensor_error(), "expand: cannot broadcast shape (3,) to (1,)");
+    ck_assert_ptr_null(tensor_expand(tensor_zeros(test_ctx, DIMS(2, 3)), DIMS(3)));
+    ck_assert_str_eq(tensor_error(), "expand: cannot broadcast shape (2,3) to (3,)");
+    ck_assert_ptr_null(tensor_sum_to_shape(a, DIMS(4)));
+    EXPECT_ERROR("sum_to_shape: shape (4,) does not broadcast to the input's shape (2,3)", "sum_to_shape");
+    ck_assert_ptr_null(tensor_expand(a, DIMS(1, 1, 1, 1, 1, 1, 1, 2, 3)));
+    EXPECT_ERROR("expand: target rank 9", "rank above the maximum");
+
+    /* tensors from different contexts do not mix */
+    Ctx *other = ctx_new();
+    ck_assert_ptr_null(tensor_add(a, tensor_zeros(other, DIMS(2, 3))));
+    EXPECT_ERROR("add: the operands belong to different contexts", "two contexts");
+    ctx_free(other);
+}
+END_TEST
+
+/* ==== views ============================================================================== */
+
+START_TEST(test_expand_is_a_view) {
+    Tensor *b = tensor_from(test_ctx, DIMS(3), VALUES(10, 20, 30));
+    size_t before = ctx_bytes(test_ctx);
+    Tensor *wide = EXPECT_OK(tensor_expand(b, DIMS(1000, 3)));
+    ck_assert_msg(ctx_bytes(test_ctx) - before < 1000, "expand allocated %zu bytes: it must copy nothing",
+                  ctx_bytes(test_ctx) - before);
+    ck_assert_ptr_eq(wide->storage, b->storage);
+    ck_assert(wide->is_view);
+    ck_assert_int_eq(wide->strides[0], 0); /* the broadcast dim */
+    ck_assert_int_eq(wide->strides[1], 1);
+    ck_assert(!tensor_is_contiguous(wide));
+    int64_t index[2] = {999, 2};
+    ck_assert_float_eq(tensor_get(wide, index), 30.0f);
+
+    /* (2,1) -> (2,3): the size-1 dim gets stride 0, the matching one keeps its stride */
+    Tensor *col = tensor_from(test_ctx, DIMS(2, 1), VALUES(1, 2));
+    Tensor *cols = EXPECT_OK(tensor_expand(col, DIMS(4, 2, 3)));
+    ck_assert_int_eq(cols->strides[0], 0);
+    ck_assert_int_eq(cols->strides[1], 1);
+    ck_assert_int_eq(cols->strides[2], 0);
+    EXPECT_VALUES(tensor_contiguous(cols), VALUES(1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2),
+                  0, "contiguous copy of (2,1) expanded to (4,2,3)");
+
+    /* a scalar expands to anything, with all strides 0 */
+    Tensor *s = tensor_scalar(test_ctx, 7);
+    Tensor *sv = EXPECT_OK(tensor_expand(s, DIMS(2, 2)));
+    ck_assert_int_eq(sv->strides[0], 0);
+    ck_assert_int_eq(sv->strides[1], 0);
+    EXPECT_VALUES(sv, VALUES(7, 7, 7, 7), 0, "scalar expanded");
+}
+END_TEST
+
+START_TEST(test_map_and_strides_agree) {
+    /* The index map and the stride-0 view address the same source element, everywhere. */
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 300; trial++) {
+        int64_t target[4], src[4], src_strides[4], strides[4], index[4];
+        int target_rank = (int)rng_int(&rng, 0, 4), src_rank = (int)rng_int(&rng, 0, target_rank);
+        random_shape(&rng, target_rank, 1, 4, target);
+        for (int d = 0; d < src_rank; d++) src[d] = rng_int(&rng, 0, 1) ? 1 : target[target_rank - src_rank + d];
+        int64_t n = shape_numel(target, target_rank), map[256];
+        ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, map), 0);
+        contiguous_strides(src, src_rank, src_strides);
+        ck_assert_int_eq(broadcast_strides(src, src_rank, src_strides, target, target_rank, strides), 0);
+        for (int64_t t = 0; t < n; t++) {
+            unravel_index(t, target, target_rank, index);
+            int64_t offset = 0;
+            for (int d = 0; d < target_rank; d++) offset += index[d] * strides[d];
+            ck_assert_msg(offset == map[t], "COURSE_SEED=%llu case %d: element %lld: map says %lld, strides say %lld",
+                          (unsigned long long)seed, trial, (long long)t, (long long)map[t], (long long)offset);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_sum_to_shape_values) {
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    EXPECT_VALUES(tensor_sum_to_shape(x, DIMS(3)), VALUES(5, 7, 9), 0, "column sums");
+    EXPECT_VALUES(tensor_sum_to_shape(x, DIMS(1, 3)), VALUES(5, 7, 9), 0, "column sums, keeping the dim");
+    EXPECT_VALUES(tensor_sum_to_shape(x, DIMS(2, 1)), VALUES(6, 15), 0, "row sums");
+    EXPECT_VALUES(tensor_sum_to_shape(x, DIMS(2, 3)), VALUES(1, 2, 3, 4, 5, 6), 0, "nothing summed");
+    Tensor *total = EXPECT_OK(tensor_sum(x));
+    ck_assert_int_eq(total->rank, 0);
+    ck_assert_float_eq(tensor_item(total), 21.0f);
+    /* an empty tensor sums to 0 */
+    EXPECT_VALUES(tensor_sum(tensor_zeros(test_ctx, DIMS(0, 3))), VALUES(0), 0, "sum of a (0,3) tensor");
+    EXPECT_VALUES(tensor_sum_to_shape(tensor_zeros(test_ctx, DIMS(0, 3)), DIMS(3)), VALUES(0, 0, 0), 0, "(0,3) -> (3,)");
+    /* a view: the sum of a stride-0 view counts each copy */
+    Tensor *wide = tensor_expand(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)), DIMS(4, 3));
+    EXPECT_VALUES(tensor_sum(wide), VALUES(24), 0, "sum of (3,) expanded to (4,3)");
+}
+END_TEST
+
+START_TEST(test_zero_size_and_scalars) {
+    Tensor *empty = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(0, 3)));
+    Tensor *row = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    Tensor *c = EXPECT_OK(tensor_add(empty, row));
+    EXPECT_SHAPE(c, DIMS(0, 3), "(0,3) + (3,)");
+    ck_assert_int_eq(tensor_backward(tensor_sum(c)), 0);
+    EXPECT_VALUES(tensor_grad(row), VALUES(0, 0, 0), 0, "the gradient through zero rows");
+
+    Tensor *s = tensor_requires_grad(tensor_scalar(test_ctx, 3));
+    Tensor *t = tensor_requires_grad(tensor_scalar(test_ctx, 4));
+    Tensor *p = EXPECT_OK(tensor_mul(s, t));
+    ck_assert_int_eq(p->rank, 0);
+    ck_assert_int_eq(tensor_backward(p), 0);
+    ck_assert_float_eq(tensor_item(tensor_grad(s)), 4.0f);
+    ck_assert_float_eq(tensor_item(tensor_grad(t)), 3.0f);
+}
+END_TEST
+
+START_TEST(test_numeric_edge_values) {
+    /* IEEE, as numpy: x/0 is +-inf, 0/0 is nan; nan propagates */
+    Tensor *x = tensor_from(test_ctx, DIMS(3), VALUES(1, -1, 0));
+    EXPECT_VALUES(tensor_div(x, tensor_scalar(test_ctx, 0)), VALUES(INFINITY, -INFINITY, NAN), 0, "x / 0");
+    EXPECT_VALUES(tensor_add_scalar(x, NAN), VALUES(NAN, NAN, NAN), 0, "x + nan");
+    EXPECT_VALUES(tensor_pow_scalar(x, 2), VALUES(1, 1, 0), 0, "x ^ 2");
+    EXPECT_VALUES(tensor_pow_scalar(x, 0), VALUES(1, 1, 1), 0, "x ^ 0");
+}
+END_TEST
+
+/* ==== gradients ========================================================================== */
+
+typedef Tensor *(*BinaryFn)(Tensor *, Tensor *);
+static Tensor *call_binary(Tensor *const *in, void *fn) { return (*(BinaryFn *)fn)(in[0], in[1]); }
+
+static void gradcheck_binary(BinaryFn fn, const char *name, const int64_t *a_shape, int a_rank, const int64_t *b_shape,
+                             int b_rank, uint64_t seed) {
+    Rng rng = rng_seeded(seed);
+    /* inputs kept away from 0 so that div's gradient is well conditioned */
+    Tensor *a = tensor_requires_grad(random_tensor(test_ctx, &rng, a_shape, a_rank, 0.5f, 2.0f));
+    Tensor *b = tensor_requires_grad(random_tensor(test_ctx, &rng, b_shape, b_rank, 0.5f, 2.0f));
+    char report[512], sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, seed};
+    int status = gradcheck(call_binary, &fn, (Tensor *[]){a, b}, 2, &opt, report, sizeof report);
+    ck_assert_msg(status == 0, "%s with shapes %s %s: %s", name, shape_format(a_shape, a_rank, sa, sizeof sa),
+                  shape_format(b_shape, b_rank, sb, sizeof sb), report);
+}
+
+START_TEST(test_gradcheck_binary_ops) {
+    const BinaryFn fns[] = {tensor_add, tensor_sub, tensor_mul, tensor_div};
+    const char *names[] = {"add", "sub", "mul", "div"};
+    for (int k = 0; k < 4; k++) {
+        gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(2, 3), 1);
+        gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(3), 2);
+        gradcheck_binary(fns[k], names[k], DIMS(3), DIMS(2, 3), 3);
+        gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3), DIMS(4, 3), 4);
+        gradcheck_binary(fns[k], names[k], DIMS(3, 1), DIMS(1, 4), 5);
+        gradcheck_binary(fns[k], names[k], NULL, 0, DIMS(2, 2), 6);
+        gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3, 1), DIMS(2, 1, 2), 7);
+    }
+}
+END_TEST
+
+static Tensor *fn_expand(Tensor *const *in, void *shape) { return tensor_expand(in[0], (const int64_t *)shape, 3); }
+static Tensor *fn_sum_to(Tensor *const *in, void *shape) { return tensor_sum_to_shape(in[0], (const int64_t *)shape, 2); }
+static Tensor *fn_sum(Tensor *const *in, void *arg) { return (void)arg, tensor_sum(in[0]); }
+static Tensor *fn_add_scalar(Tensor *const *in, void *arg) { return (void)arg, tensor_add_scalar(in[0], 1.5f); }
+static Tensor *fn_mul_scalar(Tensor *const *in, void *arg) { return (void)arg, tensor_mul_scalar(in[0], -2.5f); }
+static Tensor *fn_pow(Tensor *const *in, void *p) { return tensor_pow_scalar(in[0], *(float *)p); }
+static Tensor *fn_contiguous(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_contiguous(tensor_expand(in[0], DIMS(2, 3)));
+}
+/* expand then a weighted reduction, through views both ways */
+static Tensor *fn_views(Tensor *const *in, void *arg) {
+    (void)arg;
+    Tensor *wide = tensor_expand(in[0], DIMS(4, 2, 3));
+    return tensor_sum_to_shape(tensor_mul(wide, in[1]), DIMS(2, 1));
+}
+
+static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
+    char report[512];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
+    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
+}
+
+START_TEST(test_gradcheck_unary_ops) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), 0.5f, 2.0f));
+    Tensor *col = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 1), -1, 1));
+    Tensor *y = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 2, 3), -1, 1));
+    int64_t wide[3] = {4, 2, 3}, rows[2] = {2, 1}, cols[2] = {1, 3};
+    expect_gradcheck(fn_expand, wide, (Tensor *[]){col}, 1, "expand (2,1) -> (4,2,3)");
+    expect_gradcheck(fn_sum_to, rows, (Tensor *[]){x}, 1, "sum_to_shape (2,3) -> (2,1)");
+    expect_gradcheck(fn_sum_to, cols, (Tensor *[]){x}, 1, "sum_to_shape (2,3) -> (1,3)");
+    expect_gradcheck(fn_sum, NULL, (Tensor *[]){y}, 1, "sum");
+    expect_gradcheck(fn_add_scalar, NULL, (Tensor *[]){x}, 1, "add_scalar");
+    expect_gradcheck(fn_mul_scalar, NULL, (Tensor *[]){x}, 1, "mul_scalar");
+    float powers[] = {2.0f, 3.0f, 0.5f, -1.0f, 0.0f};
+    for (int k = 0; k < 5; k++) expect_gradcheck(fn_pow, &powers[k], (Tensor *[]){x}, 1, "pow_scalar");
+    expect_gradcheck(fn_contiguous, NULL, (Tensor *[]){tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3), -1, 1))},
+                     1, "contiguous of an expanded view");
+    expect_gradcheck(fn_views, NULL, (Tensor *[]){x, y}, 2, "expand, mul, sum_to_shape");
+}
+END_TEST
+
+START_TEST(test_same_tensor_twice) {
+    /* x * x: both paths add into x's gradient, 2x */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(x, x))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(2, 4, 6), 0, "d sum(x*x) / dx");
+
+    /* x + x broadcast against itself as a column: (3,) + (3,1) -> (3,3) */
+    tensor_zero_grad(x);
+    Tensor *column = tensor_expand(x, DIMS(1, 3));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_add(x, tensor_sum_to_shape(column, DIMS(3))))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(2, 2, 2), 0, "d sum(x + x) / dx");
+
+    /* a shared subexpression: y = a * b used twice, loss = sum(y * y + y) */
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(1, 2)));
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(3, 4)));
+    Tensor *y = tensor_mul(a, b);
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_add(tensor_mul(y, y), y))), 0);
+    /* d/dy (y^2 + y) = 2y + 1 = [7, 17]; times b = [21, 68]; times a = [7, 34] */
+    EXPECT_VALUES(tensor_grad(a), VALUES(21, 68), 0, "a.grad through a shared subexpression");
+    EXPECT_VALUES(tensor_grad(b), VALUES(7, 34), 0, "b.grad through a shared subexpression");
+}
+END_TEST
+
+START_TEST(test_only_some_inputs_need_grad) {
+    Tensor *w = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 1, 1, 2, 2, 2));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(x, w))), 0);
+    EXPECT_VALUES(tensor_grad(w), VALUES(3, 3, 3), 0, "w.grad");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_grad(x));
+    EXPECT_ERROR("does not require grad", "the gradient of a constant");
+}
+END_TEST
+
+/* ==== random shapes and views against a naive loop ======================================= */
+
+/* A random view of a fresh tensor: plain, transposed (strides reversed), offset into a
+ * larger storage, or expanded from size-1 dims. */
+static Tensor *random_view(Rng *rng, const int64_t *shape, int rank, char *kind, size_t kind_size) {
+    int choice = (int)rng_int(rng, 0, 3);
+    if (choice == 0 || rank == 0) {
+        snprintf(kind, kind_size, "contiguous");
+        return random_tensor(test_ctx, rng, shape, rank, -2, 2);
+    }
+    if (choice == 1) { /* a transposed base, permuted back by strides */
+        int64_t reversed[TENSOR_MAX_RANK], base_strides[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+        for (int d = 0; d < rank; d++) reversed[d] = shape[rank - 1 - d];
+        Tensor *base = random_tensor(test_ctx, rng, reversed, rank, -2, 2);
+        contiguous_strides(reversed, rank, base_strides);
+        for (int d = 0; d < rank; d++) strides[d] = base_strides[rank - 1 - d];
+        snprintf(kind, kind_size, "transposed");
+        return tensor_as_strided(base, shape, rank, strides, 0);
+    }
+    if (choice == 2) { /* every element of a bigger storage, skipping some at the front */
+        int64_t n = shape_numel(shape, rank), strides[TENSOR_MAX_RANK];
+        Tensor *base = random_tensor(test_ctx, rng, DIMS(2 * n + 3), -2, 2);
+        contiguous_strides(shape, rank, strides);
+        for (int d = 0; d < rank; d++) strides[d] *= 2;
+        snprintf(kind, kind_size, "offset 3, stride x2");
+        return tensor_as_strided(base, shape, rank, strides, 3);
+    }
+    /* expanded: the last dim comes from a size-1 dim */
+    int64_t small[TENSOR_MAX_RANK];
+    memcpy(small, shape, (size_t)rank * sizeof *small);
+    small[rank - 1] = 1;
+    snprintf(kind, kind_size, "expanded");
+    return tensor_expand(random_tensor(test_ctx, rng, small, rank, -2, 2), shape, rank);
+}
+
+/* The naive reference: for each output index, find each input's element by hand. */
+static float naive_read(const Tensor *t, const int64_t *out_index, int out_rank) {
+    int64_t index[TENSOR_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) {
+        int64_t i = out_index[out_rank - t->rank + d];
+        index[d] = t->shape[d] == 1 ? 0 : i;
+    }
+    return tensor_get(t, index);
+}
+
+START_TEST(test_random_against_naive) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t out_shape[4], a_shape[4], b_shape[4];
+        int rank = (int)rng_int(&rng, 0, 4);
+        random_shape(&rng, rank, 0, 3, out_shape);
+        int a_rank = (int)rng_int(&rng, 0, rank), b_rank = (int)rng_int(&rng, 0, rank);
+        for (int d = 0; d < a_rank; d++) a_shape[d] = rng_int(&rng, 0, 2) ? out_shape[rank - a_rank + d] : 1;
+        for (int d = 0; d < b_rank; d++) b_shape[d] = rng_int(&rng, 0, 2) ? out_shape[rank - b_rank + d] : 1;
+        char ka[32], kb[32], sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], context[256];
+        Tensor *a = tensor_requires_grad(random_view(&rng, a_shape, a_rank, ka, sizeof ka));
+        Tensor *b = tensor_requires_grad(random_view(&rng, b_shape, b_rank, kb, sizeof kb));
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: %s (%s) * %s (%s)", (unsigned long long)seed, trial,
+                 shape_format(a_shape, a_rank, sa, sizeof sa), ka, shape_format(b_shape, b_rank, sb, sizeof sb), kb);
+        ck_assert_msg(a && b, "%s: %s", context, tensor_error());
+        Tensor *c = tensor_mul(a, b);
+        ck_assert_msg(c != NULL, "%s: %s", context, tensor_error());
+
+        /* forward, and the gradient of sum(w * c) with a random w, by the naive loop */
+        Tensor *w = random_tensor(test_ctx, &rng, c->shape, c->rank, -1, 1);
+        int64_t n = tensor_numel(c), index[TENSOR_MAX_RANK];
+        float *ga = calloc((size_t)tensor_numel(a) + 1, sizeof(float)), *gb = calloc((size_t)tensor_numel(b) + 1, sizeof(float));
+        for (int64_t t = 0; t < n; t++) {
+            unravel_index(t, c->shape, c->rank, index);
+            float x = naive_read(a, index, c->rank), y = naive_read(b, index, c->rank), wt = tensor_data(w)[t];
+            ck_assert_msg(fabsf(tensor_get(c, index) - x * y) <= 1e-6f, "%s: forward element %lld is %g, expected %g",
+                          context, (long long)t, (double)tensor_get(c, index), (double)(x * y));
+            /* the element of a (b) this output read, as a flat index of a's own shape */
+            int64_t fa = 0, fb = 0;
+            for (int d = 0; d < a->rank; d++) fa = fa * a->shape[d] + (a->shape[d] == 1 ? 0 : index[c->rank - a->rank + d]);
+            for (int d = 0; d < b->rank; d++) fb = fb * b->shape[d] + (b->shape[d] == 1 ? 0 : index[c->rank - b->rank + d]);
+            ga[fa] += wt * y;
+            gb[fb] += wt * x;
+        }
+        ck_assert_msg(tensor_backward(tensor_sum(tensor_mul(w, c))) == 0, "%s: %s", context, tensor_error());
+        char what[300];
+        snprintf(what, sizeof what, "%s: a.grad", context);
+        EXPECT_VALUES_ARRAY(tensor_grad(a), ga, tensor_numel(a), 1e-5f, what);
+        snprintf(what, sizeof what, "%s: b.grad", context);
+        EXPECT_VALUES_ARRAY(tensor_grad(b), gb, tensor_numel(b), 1e-5f, what);
+        free(ga);
+        free(gb);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 1: broadcasting");
+    TCase *chapter = add_test_case(s, "chapter");
+    tcase_add_test(chapter, test_broadcast_add);
+    tcase_add_test(chapter, test_chapter_rules_table);
+    tcase_add_test(chapter, test_numpy_scenarios);
+    tcase_add_test(chapter, test_unravel_flat_index);
+    tcase_add_test(chapter, test_chapter_map_table);
+    TCase *rule = add_test_case(s, "rule and errors");
+    tcase_add_test(rule, test_rule_edge_cases);
+    tcase_add_test(rule, test_error_messages);
+    TCase *views = add_test_case(s, "views and values");
+    tcase_add_test(views, test_expand_is_a_view);
+    tcase_add_test(views, test_map_and_strides_agree);
+    tcase_add_test(views, test_sum_to_shape_values);
+    tcase_add_test(views, test_zero_size_and_scalars);
+    tcase_add_test(views, test_numeric_edge_values);
+    TCase *grads = add_test_case(s, "gradients");
+    tcase_add_test(grads, test_gradcheck_binary_ops);
+    tcase_add_test(grads, test_gradcheck_unary_ops);
+    tcase_add_test(grads, test_same_tensor_twice);
+    tcase_add_test(grads, test_only_some_inputs_need_grad);
+    TCase *random = add_test_case(s, "random");
+    tcase_set_timeout(random, 30);
+    tcase_add_test(random, test_random_against_naive);
+    return run_core_tests(argc, argv, s);
+}

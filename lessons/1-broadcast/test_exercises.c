@@ -1,0 +1,346 @@
+/*
+ * test_exercises.c - checks lesson 1's exercises (exercises.c, or solutions.c for the
+ * reference run). The expected answers come from the chapter's tables and from the library
+ * (broadcast.c), never from the file under test. The exercise table at the bottom declares
+ * each exercise's id, title and points.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "exercises.h"
+#include "harness.h"
+
+/* ==== 1.1 by hand ======================================================================== */
+
+static void probe_1_1(void) {
+    BroadcastByHand answer = {0};
+    ex1_1_broadcast_by_hand(&answer);
+}
+
+/* What the library computes for the exercise, to hold the answer against. */
+static BroadcastByHand library_answer(void) {
+    BroadcastByHand want = {0};
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 3), VALUES(10, 20, 30)));
+    Tensor *c = EXPECT_OK(tensor_add(a, b));
+    int rank;
+    broadcast_shapes(a->shape, a->rank, b->shape, b->rank, want.out_shape, &rank);
+    broadcast_map(c->shape, c->rank, b->shape, b->rank, want.b_source);
+    tensor_to_array(c, want.c, 6);
+    ck_assert_int_eq(tensor_backward(EXPECT_OK(tensor_sum(c))), 0);
+    tensor_to_array(tensor_grad(a), want.grad_a, 6);
+    tensor_to_array(tensor_grad(b), want.grad_b, 3);
+    tensor_zero_grad(b);
+    Tensor *w = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 2, 3, 1, 0));
+    ck_assert_int_eq(tensor_backward(EXPECT_OK(tensor_sum(tensor_mul(w, c)))), 0);
+    tensor_to_array(tensor_grad(b), want.grad_b_weighted, 3);
+    return want;
+}
+
+static void expect_ints(const int64_t *got, const int64_t *want, int n, const char *what) {
+    char g[256], w[256];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, expected %lld\n    got      %s\n    expected %s",
+                      what, i, (long long)got[i], (long long)want[i], format_ints(got, n, g, sizeof g),
+                      format_ints(want, n, w, sizeof w));
+}
+
+START_TEST(test_1_1_forward) {
+    BroadcastByHand got = {0}, want = library_answer();
+    ex1_1_broadcast_by_hand(&got);
+    expect_ints(got.out_shape, want.out_shape, 2, "out_shape");
+    expect_ints(got.b_source, want.b_source, 6, "b_source (the b element each element of c reads)");
+    EXPECT_ARRAY(got.c, want.c, 6, 1e-6f, "exercise 1.1: c = a + b");
+}
+END_TEST
+
+START_TEST(test_1_1_backward) {
+    BroadcastByHand got = {0}, want = library_answer();
+    ex1_1_broadcast_by_hand(&got);
+    EXPECT_ARRAY(got.grad_a, want.grad_a, 6, 1e-6f, "exercise 1.1: grad_a for loss = sum(c)");
+    EXPECT_ARRAY(got.grad_b, want.grad_b, 3, 1e-6f, "exercise 1.1: grad_b for loss = sum(c)");
+    EXPECT_ARRAY(got.grad_b_weighted, want.grad_b_weighted, 3, 1e-6f,
+                 "exercise 1.1: grad_b_weighted for loss = sum(w * c)");
+}
+END_TEST
+
+/* ==== 1.2 broadcast_shapes =============================================================== */
+
+static void probe_1_2(void) {
+    int64_t out[TENSOR_MAX_RANK];
+    int rank;
+    ex1_2_broadcast_shapes(DIMS(2, 3), DIMS(3), out, &rank);
+}
+
+/* Holds the student's answer for one pair against the library's. */
+static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b_rank, const char *context) {
+    int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK];
+    int want_rank = -1, got_rank = -1;
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], sw[SHAPE_STR_MAX], sg[SHAPE_STR_MAX];
+    int want_status = broadcast_shapes(a, a_rank, b, b_rank, want, &want_rank);
+    int got_status = ex1_2_broadcast_shapes(a, a_rank, b, b_rank, got, &got_rank);
+    shape_format(a, a_rank, sa, sizeof sa);
+    shape_format(b, b_rank, sb, sizeof sb);
+    if (want_status != 0) {
+        ck_assert_msg(got_status == -1,
+                      "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected -1: the shapes cannot "
+                      "broadcast", context, sa, sb, got_status);
+        return;
+    }
+    ck_assert_msg(got_status == 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected 0 and the shape %s",
+                  context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(got_rank == want_rank && shape_equal(got, got_rank, want, want_rank),
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s", context, sa, sb,
+                  got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "a bad rank",
+                  shape_format(want, want_rank, sw, sizeof sw));
+}
+
+START_TEST(test_1_2_chapter_pairs) {
+    /* the chapter's table, then seed 001's scenarios 1-4 */
+    check_pair_1_2(DIMS(2, 3), DIMS(3), "");
+    check_pair_1_2(DIMS(2, 3), DIMS(2, 1), "");
+    check_pair_1_2(DIMS(3), DIMS(1), "");
+    check_pair_1_2(DIMS(2, 3), DIMS(2, 4), "");
+    check_pair_1_2(DIMS(2, 3), DIMS(2, 3), "");
+    check_pair_1_2(DIMS(3, 4), DIMS(4), "");
+    check_pair_1_2(DIMS(2, 1, 3), DIMS(4, 3), "");
+    check_pair_1_2(DIMS(3, 2), DIMS(4, 2), "");
+}
+END_TEST
+
+START_TEST(test_1_2_edge_cases) {
+    /* rank 0 (a scalar) broadcasts with anything */
+    check_pair_1_2(NULL, 0, NULL, 0, "");
+    check_pair_1_2(NULL, 0, DIMS(2, 3), "");
+    check_pair_1_2(DIMS(4), NULL, 0, "");
+    /* size 0 behaves like any other size: it matches 0 or 1 */
+    check_pair_1_2(DIMS(0), DIMS(1), "");
+    check_pair_1_2(DIMS(0), DIMS(2), "");
+    check_pair_1_2(DIMS(2, 0), DIMS(1), "");
+    check_pair_1_2(DIMS(0, 3), DIMS(0, 1), "");
+    check_pair_1_2(DIMS(1, 0), DIMS(3, 1), "");
+    /* order does not matter, and 1 on either side stretches */
+    check_pair_1_2(DIMS(3), DIMS(2, 3), "");
+    check_pair_1_2(DIMS(2, 1), DIMS(1, 3), "");
+    check_pair_1_2(DIMS(5, 1, 4, 1), DIMS(3, 1, 6), "");
+    check_pair_1_2(DIMS(5, 2, 4, 1), DIMS(3, 1, 6), "");
+    check_pair_1_2(DIMS(8, 1, 6, 1), DIMS(7, 1, 5), "");
+}
+END_TEST
+
+START_TEST(test_1_2_random_pairs) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    char context[96];
+    for (int trial = 0; trial < 500; trial++) {
+        int64_t a[4], b[4];
+        int a_rank = (int)rng_int(&rng, 0, 4), b_rank = (int)rng_int(&rng, 0, 4);
+        random_shape(&rng, a_rank, 0, 3, a);
+        random_shape(&rng, b_rank, 0, 3, b);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_pair_1_2(a, a_rank, b, b_rank, context);
+    }
+}
+END_TEST
+
+/* ==== 1.3 broadcast_strides ============================================================== */
+
+static void probe_1_3(void) {
+    int64_t out[TENSOR_MAX_RANK];
+    ex1_3_broadcast_strides(DIMS(3), STRIDES(1), DIMS(2, 3), out);
+}
+
+static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                              int target_rank, const char *context) {
+    int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK];
+    char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX], sst[SHAPE_STR_MAX], sw[SHAPE_STR_MAX], sg[SHAPE_STR_MAX];
+    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = -999;
+    int want_status = broadcast_strides(src, src_rank, src_strides, target, target_rank, want);
+    int got_status = ex1_3_broadcast_strides(src, src_rank, src_strides, target, target_rank, got);
+    shape_format(src, src_rank, ss, sizeof ss);
+    shape_format(src_strides, src_rank, sst, sizeof sst);
+    shape_format(target, target_rank, st, sizeof st);
+    if (want_status != 0) {
+        ck_assert_msg(got_status == -1, "exercise 1.3%s: shape %s cannot be broadcast to %s, so "
+                      "ex1_3_broadcast_strides should return -1, not %d", context, ss, st, got_status);
+        return;
+    }
+    ck_assert_msg(got_status == 0, "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, so "
+                  "ex1_3_broadcast_strides should return 0, not %d", context, ss, sst, st, got_status);
+    /* A stride along a dim of size 0 or 1 is never used to move, so any value is right there. */
+    for (int d = 0; d < target_rank; d++) {
+        if (target[d] > 1 && got[d] != want[d])
+            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, expected "
+                         "%lld\n    got      %s\n    expected %s", context, ss, sst, st, d, (long long)got[d],
+                         (long long)want[d], shape_format(got, target_rank, sg, sizeof sg),
+                         shape_format(want, target_rank, sw, sizeof sw));
+    }
+}
+
+START_TEST(test_1_3_examples) {
+    check_strides_1_3(DIMS(3), STRIDES(1), DIMS(2, 3), "");       /* (3,) -> (2,3): (0,1) */
+    check_strides_1_3(DIMS(2, 1), STRIDES(1, 1), DIMS(2, 3), ""); /* (2,1) -> (2,3): (1,0) */
+    check_strides_1_3(NULL, 0, NULL, DIMS(2, 3), "");          /* a scalar: (0,0) */
+    check_strides_1_3(DIMS(2, 3), STRIDES(3, 1), DIMS(4, 2, 3), "");
+    check_strides_1_3(DIMS(2, 3), STRIDES(3, 1), DIMS(2, 3), "");
+    check_strides_1_3(DIMS(1, 3), STRIDES(3, 1), DIMS(5, 4, 3), "");
+    check_strides_1_3(DIMS(3), STRIDES(1), DIMS(2, 4), "");    /* cannot */
+    check_strides_1_3(DIMS(2, 3), STRIDES(3, 1), DIMS(3), ""); /* broadcasting never shrinks */
+    check_strides_1_3(DIMS(2, 1), STRIDES(1, 1), DIMS(1, 3), "");
+}
+END_TEST
+
+START_TEST(test_1_3_strided_sources) {
+    /* the source may itself be a view: a transposed (3,1) reads with strides (1,3), an
+     * offset view of every other element with stride 2, an expanded one with stride 0 */
+    check_strides_1_3(DIMS(3, 1), STRIDES(1, 3), DIMS(2, 3, 4), "");
+    check_strides_1_3(DIMS(4), STRIDES(2), DIMS(3, 4), "");
+    check_strides_1_3(DIMS(2, 4), STRIDES(0, 1), DIMS(3, 2, 4), "");
+    check_strides_1_3(DIMS(3, 2), STRIDES(-2, 1), DIMS(3, 2), "");
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 13);
+    char context[96];
+    for (int trial = 0; trial < 300; trial++) {
+        int64_t target[5], src[5], strides[5];
+        int target_rank = (int)rng_int(&rng, 0, 5), src_rank = (int)rng_int(&rng, 0, target_rank);
+        random_shape(&rng, target_rank, 0, 4, target);
+        for (int d = 0; d < src_rank; d++) {
+            int64_t t = target[target_rank - src_rank + d];
+            src[d] = rng_int(&rng, 0, 3) == 0 ? 1 : rng_int(&rng, 0, 5) == 0 ? t + 1 : t;
+            strides[d] = rng_int(&rng, -6, 12);
+        }
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_strides_1_3(src, src_rank, strides, target, target_rank, context);
+    }
+}
+END_TEST
+
+/* ==== 1.4 broadcast_map ================================================================== */
+
+static void probe_1_4(void) {
+    int64_t map[6];
+    ex1_4_broadcast_map(DIMS(2, 3), DIMS(3), map);
+}
+
+static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank, const char *context) {
+    int64_t n = shape_numel(target, target_rank);
+    int64_t *want = malloc((size_t)(n + 1) * sizeof *want), *got = malloc((size_t)(n + 1) * sizeof *got);
+    ck_assert(want && got);
+    for (int64_t t = 0; t <= n; t++) got[t] = -999;
+    ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
+    ex1_4_broadcast_map(target, target_rank, src, src_rank, got);
+    char st[SHAPE_STR_MAX], ss[SHAPE_STR_MAX], g[512], w[512];
+    for (int64_t t = 0; t < n; t++) {
+        if (got[t] != want[t]) {
+            int64_t index[TENSOR_MAX_RANK];
+            char idx[SHAPE_STR_MAX];
+            unravel_index(t, target, target_rank, index);
+            format_ints(got, n, g, sizeof g);
+            format_ints(want, n, w, sizeof w);
+            free(want), free(got);
+            ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) is %lld, expected %lld\n"
+                         "    got      %s\n    expected %s", context, shape_format(src, src_rank, ss, sizeof ss),
+                         shape_format(target, target_rank, st, sizeof st), (long long)t,
+                         shape_format(index, target_rank, idx, sizeof idx), (long long)got[t], (long long)want[t], g, w);
+        }
+    }
+    ck_assert_msg(got[n] == -999, "exercise 1.4%s: wrote past the end of map (map has %lld entries)", context, (long long)n);
+    free(want), free(got);
+}
+
+START_TEST(test_1_4_chapter_table) {
+    check_map_1_4(DIMS(2, 3), DIMS(3), "");    /* the chapter's table: 0 1 2 0 1 2 */
+    check_map_1_4(DIMS(2, 3), DIMS(2, 1), ""); /* 0 0 0 1 1 1 */
+    check_map_1_4(DIMS(2, 3), DIMS(2, 3), ""); /* the identity */
+    check_map_1_4(DIMS(2, 3), NULL, 0, "");    /* a scalar: all 0 */
+    check_map_1_4(DIMS(2, 4, 3), DIMS(4, 1), "");
+    check_map_1_4(DIMS(2, 0, 3), DIMS(3), "");
+}
+END_TEST
+
+START_TEST(test_1_4_random_shapes) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 14);
+    char context[96];
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t target[4], src[4];
+        int target_rank = (int)rng_int(&rng, 0, 4), src_rank = (int)rng_int(&rng, 0, target_rank);
+        random_shape(&rng, target_rank, 1, 4, target);
+        for (int d = 0; d < src_rank; d++) src[d] = rng_int(&rng, 0, 1) ? 1 : target[target_rank - src_rank + d];
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_map_1_4(target, target_rank, src, src_rank, context);
+    }
+}
+END_TEST
+
+/* ==== 1.5 sum_to_shape =================================================================== */
+
+static void probe_1_5(void) {
+    float grad[6] = {1, 1, 1, 1, 1, 1}, out[3];
+    ex1_5_sum_to_shape(grad, DIMS(2, 3), out, DIMS(3));
+}
+
+static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, const int64_t *out_shape, int out_rank,
+                          const char *context) {
+    int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
+    Tensor *g = EXPECT_OK(tensor_from(test_ctx, shape, rank, grad, n));
+    Tensor *want = EXPECT_OK(tensor_sum_to_shape(g, out_shape, out_rank));
+    float *got = malloc((size_t)(n_out + 1) * sizeof *got);
+    ck_assert_ptr_nonnull(got);
+    for (int64_t j = 0; j <= n_out; j++) got[j] = 12345.0f; /* garbage the student must overwrite */
+    ex1_5_sum_to_shape(grad, shape, rank, got, out_shape, out_rank);
+    char what[256], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
+    snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s summed onto %s", context,
+             shape_format(shape, rank, s, sizeof s), shape_format(out_shape, out_rank, so, sizeof so));
+    bool past_end = got[n_out] != 12345.0f;
+    float copy[64];
+    int64_t shown = n_out < 64 ? n_out : 64;
+    memcpy(copy, got, (size_t)shown * sizeof(float));
+    free(got);
+    ck_assert_msg(!past_end, "%s: wrote past the end of out (out has %lld floats)", what, (long long)n_out);
+    EXPECT_ARRAY(copy, tensor_data(want), shown, 1e-5f, what);
+}
+
+START_TEST(test_1_5_examples) {
+    const float ones[6] = {1, 1, 1, 1, 1, 1}, g[6] = {1, 2, 3, 4, 5, 6};
+    check_sum_1_5(ones, DIMS(2, 3), DIMS(3), "");    /* the chapter: b.grad = [2, 2, 2] */
+    check_sum_1_5(g, DIMS(2, 3), DIMS(3), "");       /* column sums [5, 7, 9] */
+    check_sum_1_5(g, DIMS(2, 3), DIMS(1, 3), "");    /* the same, keeping the 1 */
+    check_sum_1_5(g, DIMS(2, 3), DIMS(2, 1), "");    /* row sums [6, 15] */
+    check_sum_1_5(g, DIMS(2, 3), NULL, 0, "");       /* everything: 21 */
+    check_sum_1_5(g, DIMS(2, 3), DIMS(2, 3), "");    /* nothing was broadcast */
+    check_sum_1_5(g, DIMS(2, 1, 3), DIMS(1, 3), ""); /* a missing dim and a size-1 dim */
+    check_sum_1_5(g, DIMS(0, 3), DIMS(3), "");       /* no rows: zeros */
+}
+END_TEST
+
+START_TEST(test_1_5_random_shapes) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 15);
+    char context[96];
+    float grad[256];
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t shape[4], out_shape[4];
+        int rank = (int)rng_int(&rng, 0, 4), out_rank = (int)rng_int(&rng, 0, rank);
+        random_shape(&rng, rank, 1, 4, shape);
+        for (int d = 0; d < out_rank; d++) out_shape[d] = rng_int(&rng, 0, 1) ? 1 : shape[rank - out_rank + d];
+        for (int64_t i = 0; i < shape_numel(shape, rank); i++) grad[i] = (float)rng_int(&rng, -9, 9);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_sum_1_5(grad, shape, rank, out_shape, out_rank, context);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const Exercise exercises[] = {
+        {"1.1", "broadcast [2,3] + [1,3] by hand", 2, probe_1_1, {test_1_1_forward, test_1_1_backward}},
+        {"1.2", "broadcast_shapes: numpy's rule", 3, probe_1_2,
+         {test_1_2_chapter_pairs, test_1_2_edge_cases, test_1_2_random_pairs}},
+        {"1.3", "broadcast_strides: the stride-0 view", 3, probe_1_3, {test_1_3_examples, test_1_3_strided_sources}},
+        {"1.4", "broadcast_map: the chapter's index map", 3, probe_1_4,
+         {test_1_4_chapter_table, test_1_4_random_shapes}},
+        {"1.5", "sum_to_shape: the gradient summed back", 4, probe_1_5, {test_1_5_examples, test_1_5_random_shapes}},
+    };
+    return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
+}

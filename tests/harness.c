@@ -1,0 +1,336 @@
+/*
+ * harness.c - the shared test runner. See harness.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum {
+    EXIT_TODO = 77,            /* a probe that reached EXERCISE_TODO() */
+    EXIT_EARLY = 86,           /* a test that called exit() before finishing */
+    PROBE_SECONDS = 3,         /* time a probe may take before it counts as attempted */
+    EXERCISE_TEST_SECONDS = 5, /* per test; Check scales it by $CK_TIMEOUT_MULTIPLIER */
+};
+
+/* ==== per-test fixture ================================================================== */
+
+Ctx *test_ctx;
+static bool test_finished;
+static bool probing;
+
+/* Runs at exit() in a forked test. If the test body has not finished, someone called exit()
+ * in the middle of it: turn that into a distinct failure instead of Check's silent pass. */
+static void exit_guard(void) {
+    if (!test_finished && !probing) _exit(EXIT_EARLY);
+}
+
+static void test_setup(void) {
+    test_finished = false;
+    atexit(exit_guard);
+    tensor_clear_error();
+    test_ctx = ctx_new();
+}
+
+static void test_teardown(void) {
+    ctx_free(test_ctx);
+    test_ctx = NULL;
+    test_finished = true;
+}
+
+uint64_t test_seed(void) {
+    const char *env = getenv("COURSE_SEED");
+    return env && *env ? strtoull(env, NULL, 0) : 20261130u;
+}
+
+/* ==== assertions ======================================================================== */
+
+char *format_floats(const float *v, int64_t n, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    int64_t shown = n < 24 ? n : 24;
+    for (int64_t i = 0; i < shown && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ", %g" : "%g", (double)v[i]);
+    if (used < size) snprintf(buf + used, size - used, n > shown ? ", ...]" : "]");
+    return buf;
+}
+
+char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    int64_t shown = n < 24 ? n : 24;
+    for (int64_t i = 0; i < shown && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ", %" PRId64 : "%" PRId64, v[i]);
+    if (used < size) snprintf(buf + used, size - used, n > shown ? ", ...]" : "]");
+    return buf;
+}
+
+Tensor *expect_ok_(Tensor *t, const char *expr, const char *file, int line) {
+    if (!t) _ck_assert_failed(file, line, "Failed", "%s returned NULL: %s", expr,
+                              tensor_error() ? tensor_error() : "(no error recorded)");
+    return t;
+}
+
+void expect_shape_(const Tensor *t, const int64_t *shape, int rank, const char *what, const char *file,
+                   int line) {
+    char got[SHAPE_STR_MAX], want[SHAPE_STR_MAX];
+    if (!t) _ck_assert_failed(file, line, "Failed", "%s: got NULL (%s)", what, tensor_error() ? tensor_error() : "");
+    if (!shape_equal(t->shape, t->rank, shape, rank))
+        _ck_assert_failed(file, line, "Failed", "%s: shape is %s, expected %s", what,
+                          shape_format(t->shape, t->rank, got, sizeof got), shape_format(shape, rank, want, sizeof want));
+}
+
+static bool close_enough(float got, float want, float tol) {
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    return fabsf(got - want) <= tol * (1.0f + fabsf(want));
+}
+
+void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
+                   const char *file, int line) {
+    for (int64_t i = 0; i < n; i++) {
+        if (!close_enough(got[i], expected[i], tol)) {
+            char g[512], e[512];
+            _ck_assert_failed(file, line, "Failed", "%s: element %" PRId64 " is %g, expected %g\n    got      %s\n    expected %s",
+                              what, i, (double)got[i], (double)expected[i], format_floats(got, n, g, sizeof g),
+                              format_floats(expected, n, e, sizeof e));
+        }
+    }
+}
+
+void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what,
+                    const char *file, int line) {
+    if (!t) _ck_assert_failed(file, line, "Failed", "%s: got NULL (%s)", what, tensor_error() ? tensor_error() : "");
+    int64_t numel = tensor_numel(t);
+    char s[SHAPE_STR_MAX];
+    if (numel != n)
+        _ck_assert_failed(file, line, "Failed", "%s: shape %s holds %" PRId64 " values, expected %" PRId64, what,
+                          shape_format(t->shape, t->rank, s, sizeof s), numel, n);
+    float *got = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    ck_assert_ptr_nonnull(got);
+    tensor_to_array(t, got, n);
+    for (int64_t i = 0; i < n; i++) {
+        if (!close_enough(got[i], expected[i], tol)) {
+            char g[512], e[512], idx[SHAPE_STR_MAX];
+            int64_t index[TENSOR_MAX_RANK];
+            unravel_index(i, t->shape, t->rank, index);
+            format_floats(got, n, g, sizeof g);
+            free(got);
+            _ck_assert_failed(file, line, "Failed", "%s: element %s is %g, expected %g\n    got      %s\n    expected %s",
+                              what, shape_format(index, t->rank, idx, sizeof idx), (double)tensor_get(t, index),
+                              (double)expected[i], g, format_floats(expected, n, e, sizeof e));
+        }
+    }
+    free(got);
+}
+
+void expect_error_(const char *needle, const char *what, const char *file, int line) {
+    const char *msg = tensor_error();
+    if (!msg || !strstr(msg, needle))
+        _ck_assert_failed(file, line, "Failed", "%s: expected an error containing \"%s\", got %s%s%s", what, needle,
+                          msg ? "\"" : "", msg ? msg : "no error", msg ? "\"" : "");
+}
+
+void random_shape(Rng *rng, int rank, int64_t lo, int64_t hi, int64_t *shape) {
+    for (int d = 0; d < rank; d++) shape[d] = rng_int(rng, lo, hi);
+}
+
+Tensor *random_tensor(Ctx *ctx, Rng *rng, const int64_t *shape, int rank, float lo, float hi) {
+    Tensor *t = tensor_zeros(ctx, shape, rank);
+    if (!t) return NULL;
+    for (int64_t i = 0; i < t->storage->size; i++) t->storage->data[i] = rng_float(rng, lo, hi);
+    return t;
+}
+
+/* ==== options =========================================================================== */
+
+typedef struct {
+    const char *label, *results;
+    bool require_all, list;
+} Options;
+
+static Options parse_options(int argc, char **argv) {
+    Options o = {"exercises", NULL, false, false};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--label") && i + 1 < argc) o.label = argv[++i];
+        else if (!strcmp(argv[i], "--results") && i + 1 < argc) o.results = argv[++i];
+        else if (!strcmp(argv[i], "--require-all")) o.require_all = true;
+        else if (!strcmp(argv[i], "--list")) o.list = true;
+        else fprintf(stderr, "%s: ignoring unknown option %s\n", argv[0], argv[i]);
+    }
+    return o;
+}
+
+static FILE *open_results(const char *path) {
+    if (!path) return NULL;
+    FILE *f = fopen(path, "a");
+    if (!f) fprintf(stderr, "cannot write results to %s\n", path);
+    return f;
+}
+
+/* Check's own summary line, for the results file ("100%: Checks: 3, Failures: 0, Errors: 0"). */
+static void summary_line(SRunner *sr, char *buf, size_t size) {
+    int run = srunner_ntests_run(sr), failures = 0, errors = 0;
+    TestResult **results = srunner_results(sr);
+    for (int i = 0; i < run; i++) {
+        if (tr_rtype(results[i]) == CK_FAILURE) failures++;
+        if (tr_rtype(results[i]) == CK_ERROR) errors++;
+    }
+    free(results);
+    int percent = run ? (int)((run - failures - errors) * 100.0 / run) : 100;
+    snprintf(buf, size, "%d%%: Checks: %d, Failures: %d, Errors: %d", percent, run, failures, errors);
+}
+
+static void add_fixture(TCase *tc) { tcase_add_checked_fixture(tc, test_setup, test_teardown); }
+
+TCase *add_test_case(Suite *suite, const char *name) {
+    TCase *tc = tcase_create(name);
+    add_fixture(tc);
+    suite_add_tcase(suite, tc);
+    return tc;
+}
+
+/* ==== core tests ======================================================================== */
+
+int run_core_tests(int argc, char **argv, Suite *suite) {
+    Options o = parse_options(argc, argv);
+    SRunner *sr = srunner_create(suite);
+    srunner_set_fork_status(sr, CK_FORK); /* a crashing test must not take the run with it */
+    srunner_run_all(sr, CK_NORMAL);
+    int run = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+    FILE *f = open_results(o.results);
+    if (f) {
+        char summary[128];
+        summary_line(sr, summary, sizeof summary);
+        fprintf(f, "core\t%d\t%d\t%s\n", run - failed, run, summary);
+        fclose(f);
+    }
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ==== exercises ========================================================================= */
+
+void exercise_todo(const char *function) {
+    if (probing) _exit(EXIT_TODO);
+    ck_abort_msg("%s() still calls EXERCISE_TODO(); delete that line once you implement it", function);
+}
+
+/* Runs the exercise's probe in a child process: does it reach EXERCISE_TODO()? A crash or a
+ * hang in the probe means the student has started, so it counts as attempted. */
+static bool is_todo(const Exercise *ex) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+        probing = true;
+        alarm(PROBE_SECONDS);
+        Ctx *ctx = ctx_new();
+        test_ctx = ctx;
+        ex->probe();
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == EXIT_TODO;
+}
+
+typedef enum { DONE, TODO, FAILED } Status;
+static const char *const status_name[] = {"done", "TODO", "FAILED"};
+
+/* Check's message for a test that did not finish, in the words a student needs. */
+static void explain(const char *msg, char *buf, size_t size) {
+    int code, sig;
+    if (sscanf(msg, "Early exit with return value %d", &code) == 1 && code == EXIT_EARLY)
+        snprintf(buf, size, "called exit() in the middle of the test");
+    else if (sscanf(msg, "Received signal %d", &sig) == 1)
+        snprintf(buf, size, "crashed: %s", msg);
+    else if (strstr(msg, "timeout"))
+        snprintf(buf, size, "did not finish within %d s (an endless loop?)", EXERCISE_TEST_SECONDS);
+    else
+        snprintf(buf, size, "%s", msg);
+}
+
+int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) {
+    Options o = parse_options(argc, argv);
+    if (o.list) {
+        for (int i = 0; i < n; i++) printf("%s\t%d\t%s\n", exercises[i].id, exercises[i].points, exercises[i].title);
+        return EXIT_SUCCESS;
+    }
+    Status *status = calloc((size_t)n, sizeof *status);
+    char (*message)[1024] = calloc((size_t)n, sizeof *message);
+    char (*names)[128] = calloc((size_t)n, sizeof *names);
+    if (!status || !message || !names) return EXIT_FAILURE;
+
+    Suite *suite = suite_create(o.label);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s %s", exercises[i].id, exercises[i].title);
+        if (is_todo(&exercises[i])) {
+            status[i] = TODO;
+            continue;
+        }
+        TCase *tc = tcase_create(names[i]); /* Check prints this name beside each failure */
+        tcase_set_timeout(tc, EXERCISE_TEST_SECONDS);
+        add_fixture(tc);
+        for (int k = 0; k < MAX_TESTS_PER_EXERCISE && exercises[i].tests[k]; k++)
+            tcase_add_test(tc, exercises[i].tests[k]);
+        suite_add_tcase(suite, tc);
+    }
+    SRunner *sr = srunner_create(suite);
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+
+    TestResult **results = srunner_results(sr);
+    for (int r = 0; r < srunner_ntests_run(sr); r++) {
+        if (tr_rtype(results[r]) == CK_PASS) continue;
+        for (int i = 0; i < n; i++) {
+            if (status[i] == DONE && !strcmp(tr_tcname(results[r]), names[i])) {
+                status[i] = FAILED; /* keep the first failure's message */
+                explain(tr_msg(results[r]), message[i], sizeof message[i]);
+            }
+        }
+    }
+    free(results);
+
+    int done = 0, todo = 0, failed = 0;
+    printf("\n%s:\n", o.label);
+    for (int i = 0; i < n; i++) {
+        const Exercise *ex = &exercises[i];
+        printf("  %-5s %-6s %2d pt%s  %s", ex->id, status_name[status[i]], ex->points, ex->points == 1 ? " " : "s",
+               ex->title);
+        if (status[i] == FAILED) {
+            /* indent the message's continuation lines under the exercise */
+            printf("\n        ");
+            for (const char *c = message[i]; *c; c++) printf(*c == '\n' ? "\n        " : "%c", *c);
+        }
+        printf("\n");
+        done += status[i] == DONE;
+        todo += status[i] == TODO;
+        failed += status[i] == FAILED;
+    }
+
+    FILE *f = open_results(o.results);
+    if (f) {
+        char summary[128];
+        summary_line(sr, summary, sizeof summary);
+        fprintf(f, "checks\t%s\n", summary);
+        for (int i = 0; i < n; i++) {
+            for (char *c = message[i]; *c; c++)
+                if (*c == '\n' || *c == '\t') *c = ' ';
+            fprintf(f, "exercise\t%s\t%d\t%s\t%s\n", exercises[i].id, exercises[i].points, status_name[status[i]],
+                    message[i]);
+        }
+        fclose(f);
+    }
+    srunner_free(sr);
+    free(status);
+    free(message);
+    free(names);
+    return failed || (o.require_all && todo) ? EXIT_FAILURE : EXIT_SUCCESS;
+}

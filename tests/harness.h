@@ -1,0 +1,91 @@
+/*
+ * harness.h - what every test program of the course shares: a main for core tests, a main
+ * for exercise tests (TODO detection, crash and timeout containment, one report line per
+ * exercise), a fresh context per test, seeds, and assertions whose messages say what was
+ * expected and what came back.
+ */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <check.h>
+
+#include "exercise.h"
+#include "rng.h"
+#include "tensor.h"
+
+/* ---- running ---------------------------------------------------------------------- */
+
+/* Runs a suite of core tests in forked processes and prints Check's summary. Options:
+ * --results FILE appends "core PASSED TOTAL" to FILE. Returns the process exit status. */
+int run_core_tests(int argc, char **argv, Suite *suite);
+
+#define MAX_TESTS_PER_EXERCISE 8
+
+typedef struct {
+    const char *id;    /* "1.2": the same id in the stub, the docs and the report */
+    const char *title; /* what the student implements */
+    int points;        /* points are declared here and nowhere else */
+    void (*probe)(void); /* calls the exercise once on a typical input, to detect TODO */
+    const TTest *tests[MAX_TESTS_PER_EXERCISE]; /* NULL-terminated */
+} Exercise;
+
+/* Runs the exercises' tests. An exercise whose probe reaches EXERCISE_TODO() is TODO and its
+ * tests are skipped; the others run in forked processes with a time limit, so a crash, an
+ * endless loop or a call to exit() fails that exercise only. Options:
+ *   --label TEXT       names the exercise file in the report
+ *   --results FILE     appends "exercise ID POINTS STATUS MESSAGE" lines to FILE
+ *   --require-all      a TODO counts as a failure (used for the reference solutions)
+ *   --list             prints "ID<TAB>POINTS<TAB>TITLE" per exercise and runs nothing
+ * Exit status: 0 unless an attempted exercise failed (or, with --require-all, one is TODO). */
+int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n);
+
+/* ---- inside a test ---------------------------------------------------------------- */
+
+/* A fresh context for each test (made by the fixture, freed after the test). */
+extern Ctx *test_ctx;
+/* A test case with that fixture, added to the suite. */
+TCase *add_test_case(Suite *suite, const char *name);
+
+/* The seed for random tests: $COURSE_SEED if set, else a fixed default. Failures print it so
+ * a case can be replayed: COURSE_SEED=<seed> make test. */
+uint64_t test_seed(void);
+
+/* Assertions. They fail the test with a message that says what was checked, what was
+ * expected and what came back, located at the caller's file and line. */
+
+/* Fails (with the op's error message) if t is NULL; returns t. */
+#define EXPECT_OK(t) expect_ok_((t), #t, __FILE__, __LINE__)
+/* Fails unless t has the given shape: EXPECT_SHAPE(t, DIMS(2, 3), "what"). */
+#define EXPECT_SHAPE(t, shape_and_rank, what) expect_shape_((t), shape_and_rank, (what), __FILE__, __LINE__)
+/* Fails unless t's values (row-major, any view) are within tol of the expected ones:
+ * EXPECT_VALUES(t, VALUES(1, 2, 3), 1e-6, "what"). The message names the first element that
+ * differs (with its index) and prints both arrays. */
+#define EXPECT_VALUES(t, values_and_n, tol, what) \
+    expect_values_((t), values_and_n, (tol), (what), __FILE__, __LINE__)
+/* The same with the expected values in an array of n floats. */
+#define EXPECT_VALUES_ARRAY(t, expected, n, tol, what) \
+    expect_values_((t), (expected), (n), (tol), (what), __FILE__, __LINE__)
+/* The same for a plain array. */
+#define EXPECT_ARRAY(got, expected, n, tol, what) \
+    expect_array_((got), (expected), (n), (tol), (what), __FILE__, __LINE__)
+/* Fails unless the last recorded error message contains `needle`. */
+#define EXPECT_ERROR(needle, what) expect_error_((needle), (what), __FILE__, __LINE__)
+
+Tensor *expect_ok_(Tensor *t, const char *expr, const char *file, int line);
+void expect_shape_(const Tensor *t, const int64_t *shape, int rank, const char *what, const char *file, int line);
+void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what,
+                    const char *file, int line);
+void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
+                   const char *file, int line);
+void expect_error_(const char *needle, const char *what, const char *file, int line);
+
+/* Writes "[1, 2, 3]" (at most the first 24 values) into buf. */
+char *format_floats(const float *v, int64_t n, char *buf, size_t size);
+char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size);
+
+/* A random shape of the given rank with dims in [lo, hi]. */
+void random_shape(Rng *rng, int rank, int64_t lo, int64_t hi, int64_t *shape);
+/* A contiguous tensor of random values in [lo, hi). */
+Tensor *random_tensor(Ctx *ctx, Rng *rng, const int64_t *shape, int rank, float lo, float hi);
+
+#endif /* HARNESS_H */

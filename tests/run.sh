@@ -1,0 +1,116 @@
+#!/bin/sh
+# run.sh - runs the course's test programs and ends with a summary: Check's summary line of
+# each program, then one line per lesson. Called by `make test` and `make lessonN test`.
+#
+#   tests/run.sh all     N:topic:dir ...   the tensor core, and per lesson: core tests, the
+#                                          student's exercises, the reference solutions
+#   tests/run.sh student N:topic:dir ...   per lesson: core tests and the student's exercises
+#
+# Exit status 1 if a core test fails, a reference solution fails, or an attempted exercise
+# fails or does not compile. Exercises still marked TODO do not fail the run.
+mode=$1
+shift
+build=${BUILD:-build}
+make=${MAKE:-make}
+results=$build/results
+rm -rf "$results"
+mkdir -p "$results"
+status=0
+tab=$(printf '\t')
+
+banner() { printf '\n==== %s\n' "$1"; }
+
+# run NAME LABEL PROGRAM ARGS...: runs a test program, keeping its results under NAME.
+run() {
+    name=$1 label=$2
+    shift 2
+    banner "$label"
+    "$@" --results "$results/$name" || status=1
+    [ -s "$results/$name" ] || echo "(the test program stopped before writing its results)"
+}
+
+# field FILE KEY N: field N of the first line of FILE that starts with KEY.
+field() { awk -F "$tab" -v key="$2" -v n="$3" '$1 == key { print $n; exit }' "$1" 2>/dev/null; }
+
+if [ "$mode" = all ]; then
+    run core "tensor core: tests/test_tensor.c" "$build/tests/test_tensor"
+fi
+
+for spec in "$@"; do
+    n=${spec%%:*} rest=${spec#*:}
+    topic=${rest%%:*} dir=${rest#*:}
+    run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" "$build/lesson$n/test_core"
+
+    banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
+    if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
+        "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
+            --results "$results/lesson$n.student" || status=1
+    else
+        echo "$dir/exercises.c did not compile:"
+        grep -m 5 -E 'error|undefined reference' "$results/lesson$n.build" | sed 's/^/    /'
+        echo "compile" >"$results/lesson$n.student"
+        status=1
+    fi
+
+    if [ "$mode" = all ]; then
+        run "lesson$n.reference" "lesson $n ($topic) exercises, reference solutions: $dir/solutions.c" \
+            "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all
+    fi
+done
+
+# ---- summary ----------------------------------------------------------------------------
+banner summary
+checks() { # LABEL FILE KEY COLUMN
+    line=$(field "$2" "$3" "$4")
+    printf '%-40s %s\n' "$1" "${line:-no results: the program did not finish}"
+}
+[ "$mode" = all ] && checks "tensor core" "$results/core" core 4
+for spec in "$@"; do
+    n=${spec%%:*}
+    checks "lesson $n core tests" "$results/lesson$n.core" core 4
+    if [ "$(cat "$results/lesson$n.student" 2>/dev/null)" = compile ]; then
+        printf '%-40s %s\n' "lesson $n your exercises" "did not compile"
+    else
+        checks "lesson $n your exercises" "$results/lesson$n.student" checks 2
+    fi
+    [ "$mode" = all ] && checks "lesson $n reference solutions" "$results/lesson$n.reference" checks 2
+done
+echo
+
+core_line() { # FILE -> "25/25 core tests passed"
+    passed=$(field "$1" core 2) total=$(field "$1" core 3)
+    if [ -n "$total" ]; then echo "$passed/$total core tests passed"; else echo "core tests did not finish"; fi
+}
+exercise_counts() { # FILE -> "3 done, 2 TODO, 0 failed (9/15 points)"
+    awk -F "$tab" '$1 == "exercise" {
+            total += $3
+            if ($4 == "done") { done++; points += $3 } else if ($4 == "TODO") todo++; else failed++
+        }
+        END { printf "%d done, %d TODO, %d failed (%d/%d points)", done, todo, failed, points, total }' "$1"
+}
+
+[ "$mode" = all ] && echo "tensor core: $(core_line "$results/core")"
+for spec in "$@"; do
+    n=${spec%%:*} rest=${spec#*:}
+    topic=${rest%%:*}
+    line="lesson $n ($topic): $(core_line "$results/lesson$n.core")"
+    student=$results/lesson$n.student
+    if [ "$(cat "$student" 2>/dev/null)" = compile ]; then
+        line="$line; exercises: did not compile"
+    elif [ -s "$student" ]; then
+        line="$line; exercises: $(exercise_counts "$student")"
+    else
+        line="$line; exercises: the test program did not finish"
+    fi
+    if [ "$mode" = all ]; then
+        reference=$results/lesson$n.reference
+        if [ -s "$reference" ]; then
+            line="$line; reference solutions: $(awk -F "$tab" '$1 == "exercise" { n++; if ($4 == "done") ok++ }
+                END { printf "%d/%d passed", ok, n }' "$reference")"
+        else
+            line="$line; reference solutions: did not finish"
+        fi
+    fi
+    echo "$line"
+done
+exit $status

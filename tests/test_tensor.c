@@ -1,0 +1,388 @@
+/*
+ * test_tensor.c - tests of the shared tensor core (common/): the arena, shapes, views, the
+ * strided loop, printing, the error contract, the autodiff engine and the gradient checker.
+ * The engine is tested with two tiny ops defined here, so these tests need no lesson.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gradcheck.h"
+#include "harness.h"
+
+/* ==== two tiny ops for the engine: scale by 3, and elementwise product of same shapes ==== */
+
+static void triple_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    float *gx = tensor_grad_data(x);
+    const float *g = tensor_data(out->grad);
+    for (int64_t i = 0; i < tensor_numel(x); i++) gx[i] += 3.0f * g[i] * out->param;
+}
+
+/* param = 1 is the right backward; anything else is a deliberately wrong one */
+static Tensor *triple(Tensor *x, float backward_factor) {
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    for (int64_t i = 0; i < tensor_numel(x); i++) tensor_data(out)[i] = 3.0f * tensor_data(x)[i];
+    out->param = backward_factor;
+    return tensor_record(out, "triple", triple_backward, 1, &x);
+}
+
+static void product_backward(Tensor *out) {
+    Tensor *a = out->inputs[0], *b = out->inputs[1];
+    const float *g = tensor_data(out->grad);
+    for (int64_t i = 0; i < tensor_numel(out); i++) {
+        if (a->requires_grad) tensor_grad_data(a)[i] += g[i] * tensor_data(b)[i];
+        if (b->requires_grad) tensor_grad_data(b)[i] += g[i] * tensor_data(a)[i];
+    }
+}
+
+static Tensor *product(Tensor *a, Tensor *b) {
+    Tensor *out = tensor_zeros(a->ctx, a->shape, a->rank);
+    for (int64_t i = 0; i < tensor_numel(a); i++) tensor_data(out)[i] = tensor_data(a)[i] * tensor_data(b)[i];
+    return tensor_record(out, "product", product_backward, 2, (Tensor *[]){a, b});
+}
+
+/* a reversed view whose backward wrongly sends each gradient to the same position */
+static void reverse_wrong_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    for (int64_t i = 0; i < tensor_numel(x); i++) tensor_grad_data(x)[i] += tensor_data(out->grad)[i];
+}
+
+static Tensor *reverse_wrong(Tensor *x) {
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    int64_t n = tensor_numel(x);
+    for (int64_t i = 0; i < n; i++) tensor_data(out)[i] = tensor_data(x)[n - 1 - i];
+    return tensor_record(out, "reverse_wrong", reverse_wrong_backward, 1, &x);
+}
+
+/* ==== arena and shapes =================================================================== */
+
+START_TEST(test_ctx_owns_everything) {
+    Ctx *ctx = ctx_new();
+    ck_assert_ptr_nonnull(ctx);
+    for (int i = 0; i < 1000; i++) ck_assert_ptr_nonnull(tensor_zeros(ctx, DIMS(10, 10)));
+    ck_assert_ptr_nonnull(tensor_zeros(ctx, DIMS(1000, 1000))); /* a large block of its own */
+    ck_assert_uint_ge(ctx_bytes(ctx), 1000 * 400 + 4000000);
+    void *p = ctx_alloc(ctx, 0);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq((uintptr_t)ctx_alloc(ctx, 3) % 16, 0);
+    ctx_free(ctx); /* valgrind checks that this releases everything */
+    ctx_free(NULL);
+}
+END_TEST
+
+START_TEST(test_shape_format_like_numpy) {
+    char buf[SHAPE_STR_MAX];
+    ck_assert_str_eq(shape_format(DIMS(2, 3), buf, sizeof buf), "(2,3)");
+    ck_assert_str_eq(shape_format(DIMS(3), buf, sizeof buf), "(3,)");
+    ck_assert_str_eq(shape_format(NULL, 0, buf, sizeof buf), "()");
+    ck_assert_str_eq(shape_format(DIMS(0, 1, 2, 3, 4, 5), buf, sizeof buf), "(0,1,2,3,4,5)");
+}
+END_TEST
+
+START_TEST(test_contiguous_strides_and_unravel) {
+    int64_t strides[4], index[4];
+    contiguous_strides(DIMS(2, 3, 4), strides);
+    ck_assert_int_eq(strides[0], 12);
+    ck_assert_int_eq(strides[1], 4);
+    ck_assert_int_eq(strides[2], 1);
+    unravel_index(23, DIMS(2, 3, 4), index);
+    ck_assert(index[0] == 1 && index[1] == 2 && index[2] == 3);
+    unravel_index(4, DIMS(2, 3), index);
+    ck_assert(index[0] == 1 && index[1] == 1);
+    ck_assert_int_eq(shape_numel(NULL, 0), 1); /* a scalar holds one element */
+    ck_assert_int_eq(shape_numel(DIMS(3, 0, 5)), 0);
+    ck_assert_int_eq(shape_numel(DIMS(-1, 2)), -1);
+    ck_assert_int_eq(shape_numel(DIMS(INT64_MAX, 2)), -1);
+}
+END_TEST
+
+START_TEST(test_making_tensors) {
+    Tensor *a = EXPECT_OK(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    ck_assert_int_eq(a->rank, 2);
+    ck_assert_int_eq(a->strides[0], 3);
+    ck_assert(!a->is_view && tensor_is_contiguous(a));
+    ck_assert_str_eq(a->op, "leaf");
+    Tensor *s = EXPECT_OK(tensor_scalar(test_ctx, 7));
+    ck_assert_int_eq(s->rank, 0);
+    ck_assert_int_eq(tensor_numel(s), 1);
+    ck_assert_float_eq(tensor_item(s), 7.0f);
+    Tensor *e = EXPECT_OK(tensor_zeros(test_ctx, DIMS(0, 4)));
+    ck_assert_int_eq(tensor_numel(e), 0);
+    Tensor *r6 = EXPECT_OK(tensor_zeros(test_ctx, DIMS(1, 2, 1, 2, 1, 2)));
+    ck_assert_int_eq(tensor_numel(r6), 8);
+    Tensor *r8 = EXPECT_OK(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 1, 1, 2)));
+    ck_assert_int_eq(r8->rank, TENSOR_MAX_RANK);
+}
+END_TEST
+
+START_TEST(test_bad_inputs_are_errors) {
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5)));
+    ck_assert_str_eq(tensor_error(), "tensor_from: 5 values given for shape (2,3), which holds 6");
+    ck_assert_ptr_null(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 1, 1, 1, 1)));
+    ck_assert_str_eq(tensor_error(), "tensor_zeros: rank 9 is outside 0..8 (TENSOR_MAX_RANK)");
+    ck_assert_ptr_null(tensor_zeros(test_ctx, DIMS(2, -1)));
+    ck_assert_str_eq(tensor_error(), "tensor_zeros: negative dimensions are not allowed, got shape (2,-1)");
+    ck_assert_ptr_null(tensor_zeros(test_ctx, DIMS(INT64_MAX / 2, 4)));
+    EXPECT_ERROR("has too many elements", "an element count that overflows");
+    ck_assert_ptr_null(tensor_zeros(test_ctx, DIMS(1 << 30, 1 << 30, 1 << 30)));
+    EXPECT_ERROR("has too many elements", "an element count that overflows");
+    ck_assert_ptr_null(tensor_zeros(NULL, DIMS(2)));
+    ck_assert_str_eq(tensor_error(), "tensor_zeros: ctx is NULL");
+    ck_assert(isnan(tensor_item(tensor_zeros(test_ctx, DIMS(2)))));
+    ck_assert_str_eq(tensor_error(), "item: only a one-element tensor has an item, got shape (2,)");
+    float out[2];
+    ck_assert_int_eq(tensor_to_array(tensor_zeros(test_ctx, DIMS(3)), out, 2), -1);
+    EXPECT_ERROR("room for 2 floats", "to_array with too little room");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_contiguous(NULL));
+    ck_assert_str_eq(tensor_error(), "contiguous: input x is NULL");
+    ck_assert(tensor_error() != NULL);
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_error());
+}
+END_TEST
+
+START_TEST(test_null_input_keeps_first_message) {
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_from(test_ctx, DIMS(2), VALUES(1, 2, 3)));
+    const char *first = "tensor_from: 3 values given for shape (2,), which holds 2";
+    ck_assert_str_eq(tensor_error(), first);
+    ck_assert_ptr_null(tensor_contiguous(NULL));
+    ck_assert_ptr_null(tensor_as_strided(NULL, DIMS(1), STRIDES(1), 0));
+    ck_assert_int_eq(tensor_backward(NULL), -1);
+    ck_assert_ptr_null(tensor_grad(NULL));
+    ck_assert_str_eq(tensor_error(), first);
+}
+END_TEST
+
+/* ==== views and the strided loop ========================================================= */
+
+START_TEST(test_as_strided_views) {
+    Tensor *a = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *t = EXPECT_OK(tensor_as_strided(a, DIMS(3, 2), STRIDES(1, 3), 0)); /* the transpose */
+    ck_assert_ptr_eq(t->storage, a->storage);
+    ck_assert(t->is_view && !tensor_is_contiguous(t));
+    EXPECT_VALUES(t, VALUES(1, 4, 2, 5, 3, 6), 0, "transposed view");
+    Tensor *c = EXPECT_OK(tensor_contiguous(t));
+    ck_assert_ptr_ne(c->storage, a->storage);
+    ck_assert(tensor_is_contiguous(c));
+    EXPECT_VALUES(c, VALUES(1, 4, 2, 5, 3, 6), 0, "contiguous copy of the transpose");
+    ck_assert_ptr_eq(tensor_contiguous(a), a); /* already contiguous: no copy */
+
+    Tensor *rev = EXPECT_OK(tensor_as_strided(a, DIMS(6), STRIDES(-1), 5)); /* a negative stride */
+    EXPECT_VALUES(rev, VALUES(6, 5, 4, 3, 2, 1), 0, "reversed view");
+    Tensor *last_col = EXPECT_OK(tensor_as_strided(a, DIMS(2), STRIDES(3), 2)); /* an offset */
+    EXPECT_VALUES(last_col, VALUES(3, 6), 0, "offset view");
+    Tensor *rows = EXPECT_OK(tensor_as_strided(a, DIMS(4, 3), STRIDES(0, 1), 3)); /* stride 0 */
+    EXPECT_VALUES(rows, VALUES(4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6), 0, "stride-0 view");
+
+    /* a view may not reach outside its storage */
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(3, 3), STRIDES(3, 1), 0));
+    ck_assert_str_eq(tensor_error(), "as_strided: a view with shape (3,3), strides (3,1) and offset 0 reaches "
+                                     "elements 0..8, outside storage #1 of 6 floats");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(-1), 0));
+    EXPECT_ERROR("outside storage", "a negative stride below the start");
+    ck_assert_ptr_nonnull(tensor_as_strided(a, DIMS(0, 5), STRIDES(100, 100), 0)); /* empty: reaches nothing */
+}
+END_TEST
+
+START_TEST(test_nditer_is_an_odometer) {
+    NdIter it;
+    int64_t strides[2] = {10, 1};
+    nditer_init(&it, 2, (const int64_t[]){2, 3}, 1, (const int64_t *[]){strides});
+    const int64_t want[6] = {0, 1, 2, 10, 11, 12};
+    int count = 0;
+    while (nditer_next(&it)) {
+        ck_assert_int_lt(count, 6);
+        ck_assert_int_eq(it.offset[0], want[count]);
+        count++;
+    }
+    ck_assert_int_eq(count, 6);
+    nditer_init(&it, 0, NULL, 1, (const int64_t *[]){strides}); /* rank 0: one element */
+    ck_assert(nditer_next(&it));
+    ck_assert(!nditer_next(&it));
+    nditer_init(&it, 2, (const int64_t[]){3, 0}, 1, (const int64_t *[]){strides}); /* empty: none */
+    ck_assert(!nditer_next(&it));
+}
+END_TEST
+
+/* ==== printing =========================================================================== */
+
+static char *printed(const char *name, const Tensor *t, const char *fmt, char *buf, size_t size) {
+    FILE *f = fmemopen(buf, size, "w");
+    ck_assert_ptr_nonnull(f);
+    tensor_fprint(f, name, t, fmt);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_print_nested_brackets) {
+    char buf[512];
+    Tensor *a = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_str_eq(printed(NULL, a, NULL, buf, sizeof buf), "[[1. 2. 3.]\n [4. 5. 6.]]\n");
+    ck_assert_str_eq(printed("a", a, NULL, buf, sizeof buf), "a = [[1. 2. 3.]\n     [4. 5. 6.]]\n");
+    Tensor *v = tensor_from(test_ctx, DIMS(3), VALUES(0.5f, -12, 3));
+    ck_assert_str_eq(printed(NULL, v, NULL, buf, sizeof buf), "[  0.5000 -12.0000   3.0000]\n");
+    ck_assert_str_eq(printed(NULL, v, "%.1f", buf, sizeof buf), "[  0.5 -12.0   3.0]\n");
+    Tensor *c = tensor_from(test_ctx, DIMS(2, 1, 2), VALUES(1, 2, 3, 4));
+    ck_assert_str_eq(printed(NULL, c, NULL, buf, sizeof buf), "[[[1. 2.]]\n\n [[3. 4.]]]\n");
+    ck_assert_str_eq(printed(NULL, tensor_scalar(test_ctx, 7), NULL, buf, sizeof buf), "7.\n");
+    ck_assert_str_eq(printed(NULL, tensor_zeros(test_ctx, DIMS(2, 0)), NULL, buf, sizeof buf), "[]\n");
+    Tensor *odd = tensor_from(test_ctx, DIMS(3), VALUES(INFINITY, NAN, 1));
+    ck_assert_str_eq(printed(NULL, odd, NULL, buf, sizeof buf), "[inf nan  1.]\n");
+    /* a view prints its logical elements */
+    Tensor *t = tensor_as_strided(a, DIMS(3, 2), STRIDES(1, 3), 0);
+    ck_assert_str_eq(printed(NULL, t, NULL, buf, sizeof buf), "[[1. 4.]\n [2. 5.]\n [3. 6.]]\n");
+}
+END_TEST
+
+START_TEST(test_describe_shows_strides) {
+    char buf[512];
+    Tensor *a = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *t = tensor_as_strided(a, DIMS(3, 2), STRIDES(1, 3), 0);
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    tensor_fdescribe(f, "t", t);
+    fclose(f);
+    ck_assert_str_eq(buf, "t: shape (3,2), strides (1,3), offset 0, storage #1 (6 floats), view: yes, contiguous: no\n");
+}
+END_TEST
+
+/* ==== autodiff =========================================================================== */
+
+START_TEST(test_backward_chain_and_accumulation) {
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(1), VALUES(2)));
+    Tensor *y = triple(triple(x, 1), 1); /* y = 9x */
+    ck_assert_int_eq(tensor_backward(y), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(9), 0, "d(9x)/dx");
+    /* a second backward adds to the leaf's gradient; intermediate gradients restart */
+    ck_assert_int_eq(tensor_backward(y), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(18), 0, "leaf gradient after two backward calls");
+    tensor_zero_grad(x);
+    EXPECT_VALUES(tensor_grad(x), VALUES(0), 0, "after zero_grad");
+    ck_assert_int_eq(tensor_backward(y), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(9), 0, "after zero_grad and backward");
+    ctx_zero_grads(test_ctx);
+    EXPECT_VALUES(tensor_grad(x), VALUES(0), 0, "after ctx_zero_grads");
+}
+END_TEST
+
+START_TEST(test_backward_diamond_and_square) {
+    /* x feeds two paths that meet again: z = (3x) * (3x) = 9x^2, dz/dx = 18x */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(1, 2)));
+    Tensor *u = triple(x, 1);
+    Tensor *z = product(u, u);
+    ck_assert_int_eq(tensor_backward_from(z, tensor_from(test_ctx, DIMS(2), VALUES(1, 1))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(18, 36), 1e-6f, "d(9x^2)/dx");
+    /* two separate branches of x: w = (3x) * x = 3x^2, dw/dx = 6x */
+    tensor_zero_grad(x);
+    Tensor *w = product(triple(x, 1), x);
+    ck_assert_int_eq(tensor_backward_from(w, tensor_from(test_ctx, DIMS(2), VALUES(1, 10))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(6, 120), 1e-6f, "d(3x^2)/dx weighted by (1,10)");
+}
+END_TEST
+
+START_TEST(test_backward_long_chain) {
+    /* 100000 ops deep: the topological sort must not recurse on the C stack */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(1), VALUES(1)));
+    Tensor *y = x;
+    for (int i = 0; i < 100000; i++) y = product(y, tensor_scalar(test_ctx, 1));
+    ck_assert_int_eq(tensor_backward(y), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(1), 0, "gradient through a long chain");
+}
+END_TEST
+
+START_TEST(test_backward_errors) {
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(1, 2)));
+    tensor_clear_error();
+    ck_assert_int_eq(tensor_backward(triple(x, 1)), -1);
+    EXPECT_ERROR("backward: the loss must be a scalar (one element), got shape (2,)", "backward on a non-scalar");
+    ck_assert_int_eq(tensor_backward(tensor_scalar(test_ctx, 1)), -1);
+    EXPECT_ERROR("does not require grad", "backward of a constant");
+    ck_assert_int_eq(tensor_backward_from(triple(x, 1), tensor_zeros(test_ctx, DIMS(3))), -1);
+    ck_assert_str_eq(tensor_error(), "backward: upstream gradient has shape (3,) but the output has shape (2,)");
+    ck_assert_ptr_null(tensor_grad(tensor_zeros(test_ctx, DIMS(2))));
+    EXPECT_ERROR("does not require grad; call tensor_requires_grad()", "grad of a constant");
+    /* a loss of shape (1,1) is a scalar enough */
+    Tensor *one = tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 1), VALUES(5)));
+    ck_assert_int_eq(tensor_backward(triple(one, 1)), 0);
+    EXPECT_VALUES(tensor_grad(one), VALUES(3), 0, "grad of a (1,1) loss");
+}
+END_TEST
+
+START_TEST(test_contiguous_backward) {
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *t = tensor_as_strided(a, DIMS(3, 2), STRIDES(1, 3), 0);
+    t->requires_grad = true; /* a raw view has no backward: attach it to a through contiguous */
+    Tensor *c = tensor_contiguous(t);
+    ck_assert_ptr_eq(c->inputs[0], t);
+    ck_assert_str_eq(c->op, "contiguous");
+    ck_assert_int_eq(tensor_backward_from(c, tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6))), 0);
+    EXPECT_VALUES(tensor_grad(t), VALUES(1, 2, 3, 4, 5, 6), 0, "contiguous passes the gradient straight through");
+}
+END_TEST
+
+/* ==== the gradient checker =============================================================== */
+
+static Tensor *fn_triple(Tensor *const *in, void *factor) { return triple(in[0], *(float *)factor); }
+static Tensor *fn_product(Tensor *const *in, void *arg) { return (void)arg, product(in[0], in[1]); }
+static Tensor *fn_reverse_wrong(Tensor *const *in, void *arg) { return (void)arg, reverse_wrong(in[0]); }
+
+START_TEST(test_gradcheck_passes_right_gradients) {
+    Rng rng = rng_seeded(1);
+    Tensor *a = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), -1, 1));
+    Tensor *b = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), -1, 1));
+    char report[512] = "";
+    float right = 1.0f;
+    ck_assert_msg(gradcheck(fn_triple, &right, (Tensor *[]){a}, 1, NULL, report, sizeof report) == 0, "%s", report);
+    ck_assert_msg(gradcheck(fn_product, NULL, (Tensor *[]){a, b}, 2, NULL, report, sizeof report) == 0, "%s", report);
+    ck_assert_msg(gradcheck(fn_product, NULL, (Tensor *[]){a, a}, 2, NULL, report, sizeof report) == 0, "%s", report);
+}
+END_TEST
+
+START_TEST(test_gradcheck_catches_wrong_gradients) {
+    Rng rng = rng_seeded(2);
+    Tensor *a = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), -1, 1));
+    char report[512] = "";
+    float wrong = 1.1f; /* off by 10% */
+    ck_assert_int_eq(gradcheck(fn_triple, &wrong, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
+    ck_assert_msg(strstr(report, "input 0 (shape (2,3)), element 0 at index (0,0): analytic"), "report: %s", report);
+    ck_assert_msg(strstr(report, "numeric"), "report: %s", report);
+    /* a gradient sent to the wrong elements: a plain sum() would not notice, a random weight does */
+    ck_assert_int_eq(gradcheck(fn_reverse_wrong, NULL, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
+    /* a view as input is refused with a message */
+    Tensor *view = tensor_as_strided(a, DIMS(3), STRIDES(1), 0);
+    ck_assert_int_eq(gradcheck(fn_reverse_wrong, NULL, (Tensor *[]){view}, 1, NULL, report, sizeof report), -1);
+    ck_assert_str_eq(report, "gradcheck: input 0 must be a contiguous leaf tensor");
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("tensor core");
+    TCase *basics = add_test_case(s, "arena, shapes, errors");
+    tcase_add_test(basics, test_ctx_owns_everything);
+    tcase_add_test(basics, test_shape_format_like_numpy);
+    tcase_add_test(basics, test_contiguous_strides_and_unravel);
+    tcase_add_test(basics, test_making_tensors);
+    tcase_add_test(basics, test_bad_inputs_are_errors);
+    tcase_add_test(basics, test_null_input_keeps_first_message);
+    TCase *views = add_test_case(s, "views and printing");
+    tcase_add_test(views, test_as_strided_views);
+    tcase_add_test(views, test_nditer_is_an_odometer);
+    tcase_add_test(views, test_print_nested_brackets);
+    tcase_add_test(views, test_describe_shows_strides);
+    TCase *autodiff = add_test_case(s, "autodiff");
+    tcase_set_timeout(autodiff, 30);
+    tcase_add_test(autodiff, test_backward_chain_and_accumulation);
+    tcase_add_test(autodiff, test_backward_diamond_and_square);
+    tcase_add_test(autodiff, test_backward_long_chain);
+    tcase_add_test(autodiff, test_backward_errors);
+    tcase_add_test(autodiff, test_contiguous_backward);
+    tcase_add_test(autodiff, test_gradcheck_passes_right_gradients);
+    tcase_add_test(autodiff, test_gradcheck_catches_wrong_gradients);
+    return run_core_tests(argc, argv, s);
+}
