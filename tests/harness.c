@@ -298,7 +298,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
     }
     free(results);
 
-    int done = 0, todo = 0, failed = 0;
+    int todo = 0, failed = 0;
     printf("\n%s:\n", o.label);
     for (int i = 0; i < n; i++) {
         const Exercise *ex = &exercises[i];
@@ -310,7 +310,6 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
             for (const char *c = message[i]; *c; c++) printf(*c == '\n' ? "\n        " : "%c", *c);
         }
         printf("\n");
-        done += status[i] == DONE;
         todo += status[i] == TODO;
         failed += status[i] == FAILED;
     }

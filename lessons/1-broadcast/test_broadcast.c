@@ -387,7 +387,7 @@ static Tensor *random_view(Rng *rng, const int64_t *shape, int rank, char *kind,
         return random_tensor(test_ctx, rng, shape, rank, -2, 2);
     }
     if (choice == 1) { /* a transposed base, permuted back by strides */
-        int64_t reversed[TENSOR_MAX_RANK], base_strides[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+        int64_t reversed[TENSOR_MAX_RANK] = {0}, base_strides[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
         for (int d = 0; d < rank; d++) reversed[d] = shape[rank - 1 - d];
         Tensor *base = random_tensor(test_ctx, rng, reversed, rank, -2, 2);
         contiguous_strides(reversed, rank, base_strides);

@@ -236,13 +236,14 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
             int64_t index[TENSOR_MAX_RANK];
             char idx[SHAPE_STR_MAX];
             unravel_index(t, target, target_rank, index);
+            long long got_t = got[t], want_t = want[t];
             format_ints(got, n, g, sizeof g);
             format_ints(want, n, w, sizeof w);
             free(want), free(got);
             ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) is %lld, expected %lld\n"
                          "    got      %s\n    expected %s", context, shape_format(src, src_rank, ss, sizeof ss),
                          shape_format(target, target_rank, st, sizeof st), (long long)t,
-                         shape_format(index, target_rank, idx, sizeof idx), (long long)got[t], (long long)want[t], g, w);
+                         shape_format(index, target_rank, idx, sizeof idx), got_t, want_t, g, w);
         }
     }
     ck_assert_msg(got[n] == -999, "exercise 1.4%s: wrote past the end of map (map has %lld entries)", context, (long long)n);
