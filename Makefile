@@ -11,13 +11,18 @@
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
 
-BUILD ?= build
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
+# SANITIZE=1 builds everything with AddressSanitizer and UBSan, in a build directory of its own.
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+BUILD ?= build-sanitize
+endif
+BUILD ?= build
 
 LESSON_DIRS := $(sort $(wildcard lessons/[1-9]-*))
 INCLUDES := -Icommon -Itests $(addprefix -I,$(LESSON_DIRS))
@@ -47,7 +52,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d)))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all lessons test check deps clean help $(VERBS)
+.PHONY: all test check deps docs check-docs clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -127,6 +132,13 @@ test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_numb
 	@BUILD='$(BUILD)' MAKE='$(MAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 
+# The walk-through output quoted in docs/ is copied from the programs, never typed in.
+WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(d))/walkthrough)
+docs: $(WALKTHROUGHS)
+	@BUILD='$(BUILD)' sh tests/docs.sh update
+check-docs: $(WALKTHROUGHS)
+	@BUILD='$(BUILD)' sh tests/docs.sh check
+
 clean:
 	rm -rf $(BUILD)
 
@@ -135,8 +147,9 @@ help:
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
 	@echo "make test            run every test: the core, your exercises, the reference solutions"
+	@echo "make docs            copy the walk-throughs' output into docs/ (make check-docs compares)"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
-	@echo "Variables: CC=clang, CFLAGS='-O0 -g', WERROR=1, BUILD=dir, COURSE_SEED=n (random tests)"
+	@echo "Variables: CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,78 @@
+#!/bin/sh
+# docs.sh - keeps the walk-through output quoted in docs/ identical to what the code prints.
+#
+#   tests/docs.sh check    fails if a quoted block differs from the program's output
+#   tests/docs.sh update   rewrites the quoted blocks from the program's output
+#
+# A quoted block in docs/*.md is a marker line followed by a fenced block:
+#
+#   <!-- output: lesson1 "2.4 Approach 2" -->
+#   ```text
+#   ... (kept equal to the section of `make lesson1` whose heading starts with "2.4 Approach 2")
+#   ```
+#
+# A section of a walk-through's output runs from its heading line to the next blank line.
+mode=${1:-check}
+build=${BUILD:-build}
+status=0
+outputs=$build/docs-outputs
+mkdir -p "$outputs"
+
+for doc in docs/*.md; do
+    lessons=$(sed -n 's/^<!-- output: lesson\([0-9]*\) .*/\1/p' "$doc" | sort -u)
+    for n in $lessons; do
+        program=$build/lesson$n/walkthrough
+        if [ ! -x "$program" ]; then
+            echo "docs.sh: $program is not built (run make first)" >&2
+            exit 2
+        fi
+        "$program" >"$outputs/lesson$n.txt" || { echo "docs.sh: $program failed" >&2; exit 2; }
+    done
+    [ -n "$lessons" ] || continue
+
+    awk -v outputs="$outputs" -v doc="$doc" '
+        # the section of lesson n'"'"'s output whose heading starts with `heading`
+        function section(n, heading,    file, line, inside, text) {
+            file = outputs "/lesson" n ".txt"
+            inside = 0; text = ""
+            while ((getline line < file) > 0) {
+                if (!inside && index(line, heading) == 1) inside = 1
+                else if (inside && line == "") break
+                if (inside) text = text line "\n"
+            }
+            close(file)
+            if (!inside) {
+                printf "%s: no section \"%s\" in the output of lesson %s\n", doc, heading, n > "/dev/stderr"
+                missing = 1
+            }
+            return text
+        }
+        skipping && /^```$/ { skipping = 0; next }
+        skipping { next }
+        /^<!-- output: lesson[0-9]+ ".*" -->$/ {
+            print
+            n = $0; sub(/^<!-- output: lesson/, "", n); sub(/ .*/, "", n)
+            heading = $0; sub(/^[^"]*"/, "", heading); sub(/" -->$/, "", heading)
+            printf "```text\n%s```\n", section(n, heading)
+            if ((getline line) > 0 && line == "```text") skipping = 1
+            else if (line != "") print line
+            next
+        }
+        { print }
+        END { exit missing }
+    ' "$doc" >"$outputs/doc.tmp" || status=1
+
+    if ! cmp -s "$doc" "$outputs/doc.tmp"; then
+        if [ "$mode" = update ]; then
+            cp "$outputs/doc.tmp" "$doc"
+            echo "updated $doc"
+        else
+            echo "$doc quotes output that the code no longer prints; run make docs:" >&2
+            diff "$doc" "$outputs/doc.tmp" | head -20 >&2
+            status=1
+        fi
+    fi
+done
+rm -f "$outputs/doc.tmp"
+[ "$mode" = check ] && [ $status = 0 ] && echo "docs: every quoted walk-through output matches the code"
+exit $status
