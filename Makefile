@@ -24,6 +24,15 @@ BUILD ?= build-sanitize
 endif
 BUILD ?= build
 
+# Commands print as "CC file"; V=1 prints them in full.
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-4s %s\n'
+endif
+
 LESSON_DIRS := $(sort $(wildcard lessons/[1-9]-*))
 INCLUDES := -Icommon -Itests $(addprefix -I,$(LESSON_DIRS))
 ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(INCLUDES) -MMD -MP
@@ -57,11 +66,13 @@ lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # Objects that include check.h need Check installed first.
 $(HARNESS) $(call obj,tests/test_tensor.c): | deps
@@ -69,7 +80,8 @@ $(HARNESS) $(call obj,tests/test_tensor.c): ALL_CFLAGS += $(CHECK_CFLAGS)
 
 $(TENSOR_TESTS): $(call obj,tests/test_tensor.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
+	$(say) LINK $@
+	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
 
 deps:
 	@sh tests/ensure-deps.sh
@@ -85,20 +97,24 @@ $$(L$(2)_TEST_OBJS): ALL_CFLAGS += $$(CHECK_CFLAGS)
 
 $$(L$(2)_OUT)/walkthrough: $(call obj,$(1)/walkthrough.c) $(LIBRARY)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
 
 $$(L$(2)_OUT)/test_core: $(call obj,$(1)/test_$(3).c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 # The exercise tests, linked once against the student's file and once against the solutions.
 $$(L$(2)_OUT)/test_exercises: $(call obj,$(1)/test_exercises.c $(1)/exercises.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 $$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises $$(L$(2)_OUT)/test_solutions
 ALL_CORE_TESTS += $$(L$(2)_OUT)/test_core
@@ -150,6 +166,6 @@ help:
 	@echo "make docs            copy the walk-throughs' output into docs/ (make check-docs compares)"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
-	@echo "Variables: CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"
+	@echo "Variables: V=1 (show commands), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
