@@ -146,6 +146,7 @@ int64_t shape_numel(const int64_t *shape, int rank) {
 
 char *shape_format(const int64_t *shape, int rank, char *buf, size_t size) {
     size_t used = 0;
+    if (!shape || rank < 0 || rank > TENSOR_MAX_RANK) rank = 0;
     used += (size_t)snprintf(buf, size, "(");
     for (int d = 0; d < rank && used < size; d++)
         used += (size_t)snprintf(buf + used, size - used, d ? ",%lld" : "%lld", (long long)shape[d]);
@@ -163,6 +164,10 @@ void contiguous_strides(const int64_t *shape, int rank, int64_t *strides) {
 
 void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index) {
     for (int d = rank - 1; d >= 0; d--) {
+        if (shape[d] <= 0) { /* a shape with no elements has no valid flat index */
+            index[d] = 0;
+            continue;
+        }
         index[d] = flat % shape[d];
         flat /= shape[d];
     }
@@ -273,20 +278,28 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
         tensor_set_error("as_strided: strides is NULL for rank %d", rank);
         return NULL;
     }
-    /* The lowest and highest offsets the view can reach must lie inside the storage. */
-    int64_t lo = offset, hi = offset;
-    for (int d = 0; d < rank && n > 0; d++) {
-        int64_t reach = strides[d] * (shape[d] - 1);
-        if (reach > 0) hi += reach;
-        else lo += reach;
+    /* The lowest and highest offsets the view can reach must lie inside the storage. Each step
+     * is checked before it is taken, so that huge strides cannot overflow the arithmetic. */
+    int64_t size = x->storage->size, lo = offset, hi = offset;
+    bool inside = n == 0 || (offset >= 0 && offset < size);
+    for (int d = 0; d < rank && n > 0 && inside; d++) {
+        if (shape[d] == 1 || strides[d] == 0) continue;
+        int64_t step = strides[d] > 0 ? strides[d] : -strides[d];
+        if (step >= size || shape[d] - 1 > (size - 1) / step) { /* reach >= size: cannot fit */
+            inside = false;
+            break;
+        }
+        int64_t reach = step * (shape[d] - 1); /* < size, so no overflow below */
+        if (strides[d] > 0) hi += reach;
+        else lo -= reach;
+        inside = lo >= 0 && hi < size;
     }
-    if (n > 0 && (lo < 0 || hi >= x->storage->size)) {
+    if (!inside) {
         char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-        tensor_set_error("as_strided: a view with shape %s, strides %s and offset %lld reaches "
-                         "elements %lld..%lld, outside storage #%d of %lld floats",
+        tensor_set_error("as_strided: a view with shape %s, strides %s and offset %lld reaches outside "
+                         "storage #%d of %lld floats",
                          shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
-                         (long long)offset, (long long)lo, (long long)hi, x->storage->id,
-                         (long long)x->storage->size);
+                         (long long)offset, x->storage->id, (long long)size);
         return NULL;
     }
     Tensor *v = header_new(x->ctx);
@@ -307,6 +320,7 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
 int64_t tensor_numel(const Tensor *t) { return t ? shape_numel(t->shape, t->rank) : 0; }
 
 bool tensor_is_contiguous(const Tensor *t) {
+    if (!t) return false;
     int64_t expected = 1;
     for (int d = t->rank - 1; d >= 0; d--) {
         if (t->shape[d] == 0) return true;
@@ -316,11 +330,20 @@ bool tensor_is_contiguous(const Tensor *t) {
     return true;
 }
 
-float *tensor_data(const Tensor *t) { return t->storage->data + t->offset; }
+float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : NULL; }
 
 float tensor_get(const Tensor *t, const int64_t *index) {
+    if (!t) return tensor_null_input("get", "t"), NAN;
     int64_t off = 0;
-    for (int d = 0; d < t->rank; d++) off += index[d] * t->strides[d];
+    for (int d = 0; d < t->rank; d++) {
+        if (!index || index[d] < 0 || index[d] >= t->shape[d]) {
+            char s[SHAPE_STR_MAX];
+            tensor_set_error("get: index %lld is out of range for dim %d of shape %s", index ? (long long)index[d] : -1LL,
+                             d, shape_format(t->shape, t->rank, s, sizeof s));
+            return NAN;
+        }
+        off += index[d] * t->strides[d];
+    }
     return tensor_data(t)[off];
 }
 
@@ -421,6 +444,7 @@ Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, T
 }
 
 float *tensor_grad_data(Tensor *t) {
+    if (!t) return tensor_null_input("grad_data", "t"), NULL;
     if (!t->grad) {
         t->grad = tensor_zeros(t->ctx, t->shape, t->rank);
         if (!t->grad) return NULL;
@@ -597,14 +621,20 @@ void tensor_fprint(FILE *f, const char *name, const Tensor *t, const char *fmt) 
         fprintf(f, "[]\n");
         return;
     }
-    /* First pass: are all values whole numbers, and how wide is the widest? */
+    /* First pass: are all values whole numbers, and how large and small are they? Very large or
+     * very small values switch the default format to scientific notation, as numpy does. */
     NdIter it;
     nditer_init(&it, t->rank, t->shape, 1, (const int64_t *[]){t->strides});
     const float *data = tensor_data(t);
+    float largest = 0.0f, smallest = INFINITY;
     while (nditer_next(&it)) {
-        float v = data[it.offset[0]];
-        if (isfinite(v) && (v != floorf(v) || fabsf(v) >= 1e15f)) p.integral = false;
+        float v = data[it.offset[0]], a = fabsf(v);
+        if (!isfinite(v)) continue;
+        if (v != floorf(v) || a >= 1e15f) p.integral = false;
+        if (a > largest) largest = a;
+        if (a > 0.0f && a < smallest) smallest = a;
     }
+    if (!fmt && !p.integral && (largest >= 1e6f || smallest < 1e-4f)) p.fmt = "%.4e";
     char buf[64];
     nditer_init(&it, t->rank, t->shape, 1, (const int64_t *[]){t->strides});
     while (nditer_next(&it)) {

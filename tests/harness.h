@@ -46,6 +46,12 @@ extern Ctx *test_ctx;
 /* A test case with that fixture, added to the suite. */
 TCase *add_test_case(Suite *suite, const char *name);
 
+/* The exit status of a test process that ran its test to the end (see test_teardown). */
+#define TEST_FINISHED 90
+/* Adds a test to a case made by add_test_case. The test passes only if it runs to its end,
+ * so a test cut short by a call to exit() or _exit() fails. Use it instead of tcase_add_test. */
+#define add_test(tc, test) tcase_add_exit_test((tc), (test), TEST_FINISHED)
+
 /* The seed for random tests: $COURSE_SEED if set, else a fixed default. Failures print it so
  * a case can be replayed: COURSE_SEED=<seed> make test. */
 uint64_t test_seed(void);

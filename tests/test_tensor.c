@@ -96,6 +96,19 @@ START_TEST(test_contiguous_strides_and_unravel) {
     ck_assert_int_eq(shape_numel(DIMS(3, 0, 5)), 0);
     ck_assert_int_eq(shape_numel(DIMS(-1, 2)), -1);
     ck_assert_int_eq(shape_numel(DIMS(INT64_MAX, 2)), -1);
+    unravel_index(0, DIMS(2, 0, 3), index); /* a shape with no elements: no division by 0 */
+    ck_assert(index[0] == 0 && index[1] == 0 && index[2] == 0);
+}
+END_TEST
+
+START_TEST(test_get_checks_the_index) {
+    Tensor *a = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_float_eq(tensor_get(a, (const int64_t[]){1, 2}), 6.0f);
+    tensor_clear_error();
+    ck_assert(isnan(tensor_get(a, (const int64_t[]){2, 0})));
+    ck_assert_str_eq(tensor_error(), "get: index 2 is out of range for dim 0 of shape (2,3)");
+    ck_assert(isnan(tensor_get(a, (const int64_t[]){0, -1})));
+    EXPECT_ERROR("index -1 is out of range for dim 1", "a negative index");
 }
 END_TEST
 
@@ -155,6 +168,12 @@ START_TEST(test_null_input_keeps_first_message) {
     ck_assert_ptr_null(tensor_as_strided(NULL, DIMS(1), STRIDES(1), 0));
     ck_assert_int_eq(tensor_backward(NULL), -1);
     ck_assert_ptr_null(tensor_grad(NULL));
+    ck_assert_ptr_null(tensor_grad_data(NULL));
+    ck_assert_ptr_null(tensor_data(NULL));
+    ck_assert(isnan(tensor_get(NULL, NULL)));
+    ck_assert(!tensor_is_contiguous(NULL));
+    ck_assert_int_eq(tensor_numel(NULL), 0);
+    tensor_zero_grad(NULL);
     ck_assert_str_eq(tensor_error(), first);
 }
 END_TEST
@@ -184,9 +203,17 @@ START_TEST(test_as_strided_views) {
     tensor_clear_error();
     ck_assert_ptr_null(tensor_as_strided(a, DIMS(3, 3), STRIDES(3, 1), 0));
     ck_assert_str_eq(tensor_error(), "as_strided: a view with shape (3,3), strides (3,1) and offset 0 reaches "
-                                     "elements 0..8, outside storage #1 of 6 floats");
+                                     "outside storage #1 of 6 floats");
     ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(-1), 0));
     EXPECT_ERROR("outside storage", "a negative stride below the start");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(1), STRIDES(1), 6));
+    EXPECT_ERROR("outside storage", "an offset past the end");
+    /* strides so large that stride * (size - 1) would overflow int64 */
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(2, 2, 2), STRIDES(INT64_C(1) << 62, INT64_C(1) << 62, 1 << 28), 0));
+    EXPECT_ERROR("outside storage", "strides that overflow");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(3, 3), STRIDES(INT64_MAX, -INT64_MAX), 2));
+    EXPECT_ERROR("outside storage", "strides that overflow");
+    ck_assert_ptr_nonnull(tensor_as_strided(a, DIMS(1, 1), STRIDES(INT64_MAX, INT64_MIN), 5)); /* never used */
     ck_assert_ptr_nonnull(tensor_as_strided(a, DIMS(0, 5), STRIDES(100, 100), 0)); /* empty: reaches nothing */
 }
 END_TEST
@@ -235,6 +262,10 @@ START_TEST(test_print_nested_brackets) {
     ck_assert_str_eq(printed(NULL, tensor_zeros(test_ctx, DIMS(2, 0)), NULL, buf, sizeof buf), "[]\n");
     Tensor *odd = tensor_from(test_ctx, DIMS(3), VALUES(INFINITY, NAN, 1));
     ck_assert_str_eq(printed(NULL, odd, NULL, buf, sizeof buf), "[inf nan  1.]\n");
+    Tensor *wide = tensor_from(test_ctx, DIMS(2), VALUES(1e20f, 0.5f));
+    ck_assert_str_eq(printed(NULL, wide, NULL, buf, sizeof buf), "[1.0000e+20 5.0000e-01]\n");
+    Tensor *tiny = tensor_from(test_ctx, DIMS(2), VALUES(1e-7f, 1));
+    ck_assert_str_eq(printed(NULL, tiny, NULL, buf, sizeof buf), "[1.0000e-07 1.0000e+00]\n");
     /* a view prints its logical elements */
     Tensor *t = tensor_as_strided(a, DIMS(3, 2), STRIDES(1, 3), 0);
     ck_assert_str_eq(printed(NULL, t, NULL, buf, sizeof buf), "[[1. 4.]\n [2. 5.]\n [3. 6.]]\n");
@@ -364,25 +395,26 @@ END_TEST
 int main(int argc, char **argv) {
     Suite *s = suite_create("tensor core");
     TCase *basics = add_test_case(s, "arena, shapes, errors");
-    tcase_add_test(basics, test_ctx_owns_everything);
-    tcase_add_test(basics, test_shape_format_like_numpy);
-    tcase_add_test(basics, test_contiguous_strides_and_unravel);
-    tcase_add_test(basics, test_making_tensors);
-    tcase_add_test(basics, test_bad_inputs_are_errors);
-    tcase_add_test(basics, test_null_input_keeps_first_message);
+    add_test(basics, test_ctx_owns_everything);
+    add_test(basics, test_shape_format_like_numpy);
+    add_test(basics, test_contiguous_strides_and_unravel);
+    add_test(basics, test_get_checks_the_index);
+    add_test(basics, test_making_tensors);
+    add_test(basics, test_bad_inputs_are_errors);
+    add_test(basics, test_null_input_keeps_first_message);
     TCase *views = add_test_case(s, "views and printing");
-    tcase_add_test(views, test_as_strided_views);
-    tcase_add_test(views, test_nditer_is_an_odometer);
-    tcase_add_test(views, test_print_nested_brackets);
-    tcase_add_test(views, test_describe_shows_strides);
+    add_test(views, test_as_strided_views);
+    add_test(views, test_nditer_is_an_odometer);
+    add_test(views, test_print_nested_brackets);
+    add_test(views, test_describe_shows_strides);
     TCase *autodiff = add_test_case(s, "autodiff");
     tcase_set_timeout(autodiff, 30);
-    tcase_add_test(autodiff, test_backward_chain_and_accumulation);
-    tcase_add_test(autodiff, test_backward_diamond_and_square);
-    tcase_add_test(autodiff, test_backward_long_chain);
-    tcase_add_test(autodiff, test_backward_errors);
-    tcase_add_test(autodiff, test_contiguous_backward);
-    tcase_add_test(autodiff, test_gradcheck_passes_right_gradients);
-    tcase_add_test(autodiff, test_gradcheck_catches_wrong_gradients);
+    add_test(autodiff, test_backward_chain_and_accumulation);
+    add_test(autodiff, test_backward_diamond_and_square);
+    add_test(autodiff, test_backward_long_chain);
+    add_test(autodiff, test_backward_errors);
+    add_test(autodiff, test_contiguous_backward);
+    add_test(autodiff, test_gradcheck_passes_right_gradients);
+    add_test(autodiff, test_gradcheck_catches_wrong_gradients);
     return run_core_tests(argc, argv, s);
 }

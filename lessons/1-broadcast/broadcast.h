@@ -35,7 +35,7 @@ int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, in
 /* x read as the larger shape, as a stride-0 view: no copy. Backward: sum back to x's shape. */
 Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank);
 /* The reverse of expand: sums x over the dims where `shape` was broadcast to x's shape.
- * Backward: expand the gradient back. (Pytorch calls it sum_to_size.) */
+ * Backward: expand the gradient back. (PyTorch calls it sum_to_size.) */
 Tensor *tensor_sum_to_shape(Tensor *x, const int64_t *shape, int rank);
 /* Sum of every element, a rank-0 tensor: sum_to_shape with the empty shape (). */
 Tensor *tensor_sum(Tensor *x);

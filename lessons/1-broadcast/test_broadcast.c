@@ -153,7 +153,24 @@ START_TEST(test_error_messages) {
     ck_assert_ptr_null(tensor_sum_to_shape(a, DIMS(4)));
     EXPECT_ERROR("sum_to_shape: shape (4,) does not broadcast to the input's shape (2,3)", "sum_to_shape");
     ck_assert_ptr_null(tensor_expand(a, DIMS(1, 1, 1, 1, 1, 1, 1, 2, 3)));
-    EXPECT_ERROR("expand: target rank 9", "rank above the maximum");
+    ck_assert_str_eq(tensor_error(), "expand: rank 9 is outside 0..8 (TENSOR_MAX_RANK)");
+    ck_assert_ptr_null(tensor_expand(tensor_zeros(test_ctx, DIMS(1)), DIMS(-3)));
+    ck_assert_str_eq(tensor_error(), "expand: negative dimensions are not allowed, got shape (-3,)");
+    ck_assert_ptr_null(tensor_expand(tensor_zeros(test_ctx, DIMS(1)), DIMS(INT64_MAX, 4)));
+    ck_assert_str_eq(tensor_error(), "expand: shape (9223372036854775807,4) has too many elements");
+    ck_assert_ptr_null(tensor_sum_to_shape(a, DIMS(-1)));
+    EXPECT_ERROR("sum_to_shape: negative dimensions", "a negative target dim");
+
+    /* the pure shape functions check their arguments too */
+    int64_t out[TENSOR_MAX_RANK];
+    int out_rank;
+    ck_assert_int_eq(broadcast_shapes(DIMS(-1), DIMS(1), out, &out_rank), -1);
+    ck_assert_str_eq(tensor_error(), "broadcast_shapes: negative dimensions are not allowed, got shape (-1,)");
+    ck_assert_int_eq(broadcast_shapes(NULL, 2, DIMS(1), out, &out_rank), -1);
+    ck_assert_str_eq(tensor_error(), "broadcast_shapes: shape is NULL for rank 2");
+    ck_assert_int_eq(broadcast_shapes(DIMS(2), DIMS(1), NULL, NULL), -1);
+    ck_assert_int_eq(broadcast_strides(DIMS(2), NULL, DIMS(2), out), -1);
+    ck_assert_int_eq(broadcast_map(DIMS(2), DIMS(3), NULL), -1);
 
     /* tensors from different contexts do not mix */
     Ctx *other = ctx_new();
@@ -471,27 +488,27 @@ END_TEST
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 1: broadcasting");
     TCase *chapter = add_test_case(s, "chapter");
-    tcase_add_test(chapter, test_broadcast_add);
-    tcase_add_test(chapter, test_chapter_rules_table);
-    tcase_add_test(chapter, test_numpy_scenarios);
-    tcase_add_test(chapter, test_unravel_flat_index);
-    tcase_add_test(chapter, test_chapter_map_table);
+    add_test(chapter, test_broadcast_add);
+    add_test(chapter, test_chapter_rules_table);
+    add_test(chapter, test_numpy_scenarios);
+    add_test(chapter, test_unravel_flat_index);
+    add_test(chapter, test_chapter_map_table);
     TCase *rule = add_test_case(s, "rule and errors");
-    tcase_add_test(rule, test_rule_edge_cases);
-    tcase_add_test(rule, test_error_messages);
+    add_test(rule, test_rule_edge_cases);
+    add_test(rule, test_error_messages);
     TCase *views = add_test_case(s, "views and values");
-    tcase_add_test(views, test_expand_is_a_view);
-    tcase_add_test(views, test_map_and_strides_agree);
-    tcase_add_test(views, test_sum_to_shape_values);
-    tcase_add_test(views, test_zero_size_and_scalars);
-    tcase_add_test(views, test_numeric_edge_values);
+    add_test(views, test_expand_is_a_view);
+    add_test(views, test_map_and_strides_agree);
+    add_test(views, test_sum_to_shape_values);
+    add_test(views, test_zero_size_and_scalars);
+    add_test(views, test_numeric_edge_values);
     TCase *grads = add_test_case(s, "gradients");
-    tcase_add_test(grads, test_gradcheck_binary_ops);
-    tcase_add_test(grads, test_gradcheck_unary_ops);
-    tcase_add_test(grads, test_same_tensor_twice);
-    tcase_add_test(grads, test_only_some_inputs_need_grad);
+    add_test(grads, test_gradcheck_binary_ops);
+    add_test(grads, test_gradcheck_unary_ops);
+    add_test(grads, test_same_tensor_twice);
+    add_test(grads, test_only_some_inputs_need_grad);
     TCase *random = add_test_case(s, "random");
     tcase_set_timeout(random, 30);
-    tcase_add_test(random, test_random_against_naive);
+    add_test(random, test_random_against_naive);
     return run_core_tests(argc, argv, s);
 }
