@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -42,6 +43,20 @@ static void test_teardown(void) {
 uint64_t test_seed(void) {
     const char *env = getenv("COURSE_SEED");
     return env && *env ? strtoull(env, NULL, 0) : 20261130u;
+}
+
+/* The exercise tests draw new random cases on every run (so that no table of answers can
+ * pass them), unless $COURSE_SEED replays a run. The seed goes into the environment, where
+ * every forked test process reads it. */
+static uint64_t choose_exercise_seed(void) {
+    const char *env = getenv("COURSE_SEED");
+    if (env && *env) return strtoull(env, NULL, 0);
+    uint64_t seed = ((uint64_t)time(NULL) * 1000003u) ^ (uint64_t)getpid();
+    seed %= 1000000000u; /* short enough to retype */
+    char text[32];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)seed);
+    setenv("COURSE_SEED", text, 1);
+    return seed;
 }
 
 /* ==== assertions ======================================================================== */
@@ -258,10 +273,12 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
         for (int i = 0; i < n; i++) printf("%s\t%d\t%s\n", exercises[i].id, exercises[i].points, exercises[i].title);
         return EXIT_SUCCESS;
     }
+    uint64_t seed = choose_exercise_seed();
     Status *status = calloc((size_t)n, sizeof *status);
+    int *failures = calloc((size_t)n, sizeof *failures);
     char (*message)[1024] = calloc((size_t)n, sizeof *message);
     char (*names)[128] = calloc((size_t)n, sizeof *names);
-    if (!status || !message || !names) return EXIT_FAILURE;
+    if (!status || !failures || !message || !names) return EXIT_FAILURE;
 
     Suite *suite = suite_create(o.label);
     for (int i = 0; i < n; i++) {
@@ -285,8 +302,9 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
     for (int r = 0; r < srunner_ntests_run(sr); r++) {
         if (tr_rtype(results[r]) == CK_PASS) continue;
         for (int i = 0; i < n; i++) {
-            if (status[i] == DONE && !strcmp(tr_tcname(results[r]), names[i])) {
-                status[i] = FAILED; /* keep the first failure's message */
+            if (strcmp(tr_tcname(results[r]), names[i]) != 0) continue;
+            if (failures[i]++ == 0) { /* keep the first failure's message */
+                status[i] = FAILED;
                 explain(tr_msg(results[r]), message[i], sizeof message[i]);
             }
         }
@@ -294,7 +312,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
     free(results);
 
     int todo = 0, failed = 0;
-    printf("\n%s:\n", o.label);
+    printf("\n%s (random cases: COURSE_SEED=%llu):\n", o.label, (unsigned long long)seed);
     for (int i = 0; i < n; i++) {
         const Exercise *ex = &exercises[i];
         printf("  %-5s %-6s %2d pt%s  %s", ex->id, status_name[status[i]], ex->points, ex->points == 1 ? " " : "s",
@@ -303,6 +321,8 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
             /* indent the message's continuation lines under the exercise */
             printf("\n        ");
             for (const char *c = message[i]; *c; c++) printf(*c == '\n' ? "\n        " : "%c", *c);
+            if (failures[i] > 1)
+                printf("\n        (and %d more of its tests failed: see Check's lines above)", failures[i] - 1);
         }
         printf("\n");
         todo += status[i] == TODO;
@@ -324,6 +344,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
     }
     srunner_free(sr);
     free(status);
+    free(failures);
     free(message);
     free(names);
     return failed || (o.require_all && todo) ? EXIT_FAILURE : EXIT_SUCCESS;

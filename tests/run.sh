@@ -43,6 +43,10 @@ for spec in "$@"; do
 
     banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
     if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
+        if grep -q 'warning:' "$results/lesson$n.build"; then
+            echo "the compiler warns about $dir/exercises.c (worth fixing: warnings often point at the bug):"
+            grep -v -E '^  (CC|AR|LINK) ' "$results/lesson$n.build" | grep -A 3 'warning:' | head -n 20 | sed 's/^/    /'
+        fi
         "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
             --results "$results/lesson$n.student" || status=1
     else

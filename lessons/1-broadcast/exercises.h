@@ -2,7 +2,8 @@
  * exercises.h - lesson 1's exercises: what each function must do. You edit exercises.c;
  * this file, the tests and the points stay as the course ships them.
  *
- * Check your work with `make lesson1 test`. docs/1-broadcast.md section 9 lists the exercises.
+ * Check your work with `make lesson1 test`. The "Exercises" section of docs/1-broadcast.md lists
+ * them with their points.
  */
 #ifndef LESSON1_EXERCISES_H
 #define LESSON1_EXERCISES_H
@@ -34,7 +35,7 @@ void ex1_1_broadcast_by_hand(BroadcastByHand *answer);
 int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
                            int *out_rank);
 
-/* 1.3: the stride-0 view (docs/1-broadcast.md 2.4, "approach 1"). A tensor of shape src with
+/* 1.3: the stride-0 view (docs/1-broadcast.md 2.4, "the library's way"). A tensor of shape src with
  * strides src_strides is to be read as the larger shape target. Write target_rank strides into
  * out_strides so that element (i0, i1, ...) of the target is read at sum(i_d * out_strides[d]):
  * a dim that src is missing, or has as 1 where target's is larger, gets stride 0; a matching
@@ -42,7 +43,7 @@ int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b
 int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
                             const int64_t *target, int target_rank, int64_t *out_strides);
 
-/* 1.4: the chapter's index map (docs/1-broadcast.md 2.4, "approach 2"). src broadcasts to
+/* 1.4: the chapter's index map (docs/1-broadcast.md 2.4, "the chapter's way"). src broadcasts to
  * target. For every row-major flat index t of target, write into map[t] the row-major flat
  * index of the element of a contiguous src that position t reads. */
 void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,

@@ -12,6 +12,9 @@
 #include "exercises.h"
 #include "harness.h"
 
+/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
+enum { GUARD = 16 };
+
 /* ==== 1.1 by hand ======================================================================== */
 
 static void probe_1_1(void) {
@@ -39,30 +42,45 @@ static BroadcastByHand library_answer(void) {
     return want;
 }
 
-static void expect_ints(const int64_t *got, const int64_t *want, int n, const char *what) {
-    char g[256], w[256];
+/* A by-hand answer is checked one number at a time. A wrong number gets a hint that says how
+ * to work it out, not the number itself, so the message cannot be copied as the answer. */
+static void check_ints_1_1(const int64_t *got, const int64_t *want, int n, const char *field, const char *hint) {
+    char g[256];
     for (int i = 0; i < n; i++)
-        ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, expected %lld\n    got      %s\n    expected %s",
-                      what, i, (long long)got[i], (long long)want[i], format_ints(got, n, g, sizeof g),
-                      format_ints(want, n, w, sizeof w));
+        ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, which is not right\n    your %s: %s\n    %s", field, i,
+                      (long long)got[i], field, format_ints(got, n, g, sizeof g), hint);
+}
+
+static void check_floats_1_1(const float *got, const float *want, int n, const char *field, const char *hint) {
+    char g[256];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 1.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
+                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
 }
 
 START_TEST(test_1_1_forward) {
     BroadcastByHand got = {0}, want = library_answer();
     ex1_1_broadcast_by_hand(&got);
-    expect_ints(got.out_shape, want.out_shape, 2, "out_shape");
-    expect_ints(got.b_source, want.b_source, 6, "b_source (the b element each element of c reads)");
-    EXPECT_ARRAY(got.c, want.c, 6, 1e-6f, "exercise 1.1: c = a + b");
+    check_ints_1_1(got.out_shape, want.out_shape, 2, "out_shape",
+                   "expected the broadcast shape of (2,3) and (1,3): pair the dims from the right (docs 2.2)");
+    check_ints_1_1(got.b_source, want.b_source, 6, "b_source",
+                   "expected, for each element of c in row-major order, the flat index of the element of b it "
+                   "reads; b's size-1 dim always reads index 0 (docs 2.4)");
+    check_floats_1_1(got.c, want.c, 6, "c", "expected each element of c to be a's element plus the b element it reads");
 }
 END_TEST
 
 START_TEST(test_1_1_backward) {
     BroadcastByHand got = {0}, want = library_answer();
     ex1_1_broadcast_by_hand(&got);
-    EXPECT_ARRAY(got.grad_a, want.grad_a, 6, 1e-6f, "exercise 1.1: grad_a for loss = sum(c)");
-    EXPECT_ARRAY(got.grad_b, want.grad_b, 3, 1e-6f, "exercise 1.1: grad_b for loss = sum(c)");
-    EXPECT_ARRAY(got.grad_b_weighted, want.grad_b_weighted, 3, 1e-6f,
-                 "exercise 1.1: grad_b_weighted for loss = sum(w * c)");
+    check_floats_1_1(got.grad_a, want.grad_a, 6, "grad_a",
+                     "expected d sum(c) / d a: each element of a is read by exactly one element of c (docs 2.5)");
+    check_floats_1_1(got.grad_b, want.grad_b, 3, "grad_b",
+                     "expected d sum(c) / d b: add up d sum(c) / d c over every element of c that reads that b "
+                     "element (docs 2.5)");
+    check_floats_1_1(got.grad_b_weighted, want.grad_b_weighted, 3, "grad_b_weighted",
+                     "expected d sum(w * c) / d b: each element of c that reads a b element now passes back "
+                     "its weight from w = [[1,0,2],[3,1,0]] (docs 2.5)");
 }
 END_TEST
 
@@ -93,8 +111,10 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
                   context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
     ck_assert_msg(got_rank == want_rank && shape_equal(got, got_rank, want, want_rank),
                   "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s", context, sa, sb,
-                  got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "a bad rank",
+                  got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
                   shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(got_rank == want_rank, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) set *out_rank to %d, expected %d",
+                  context, sa, sb, got_rank, want_rank);
 }
 
 START_TEST(test_1_2_chapter_pairs) {
@@ -127,6 +147,10 @@ START_TEST(test_1_2_edge_cases) {
     check_pair_1_2(DIMS(5, 1, 4, 1), DIMS(3, 1, 6), "");
     check_pair_1_2(DIMS(5, 2, 4, 1), DIMS(3, 1, 6), "");
     check_pair_1_2(DIMS(8, 1, 6, 1), DIMS(7, 1, 5), "");
+    /* up to the maximum rank, 8 */
+    check_pair_1_2(DIMS(2, 1, 3, 1, 4, 1, 5, 1), DIMS(1, 6, 1, 7), "");
+    check_pair_1_2(DIMS(1, 1, 1, 1, 1, 1, 1, 1), NULL, 0, "");
+    check_pair_1_2(DIMS(2, 2, 2, 2, 2, 2, 2, 3), DIMS(2, 2, 2, 2, 2, 2, 2, 4), "");
 }
 END_TEST
 
@@ -135,10 +159,13 @@ START_TEST(test_1_2_random_pairs) {
     Rng rng = rng_seeded(seed);
     char context[96];
     for (int trial = 0; trial < 500; trial++) {
-        int64_t a[4], b[4];
-        int a_rank = (int)rng_int(&rng, 0, 4), b_rank = (int)rng_int(&rng, 0, 4);
+        int64_t a[TENSOR_MAX_RANK], b[TENSOR_MAX_RANK];
+        int a_rank = (int)rng_int(&rng, 0, TENSOR_MAX_RANK), b_rank = (int)rng_int(&rng, 0, TENSOR_MAX_RANK);
         random_shape(&rng, a_rank, 0, 3, a);
         random_shape(&rng, b_rank, 0, 3, b);
+        /* copy some of a's dims into b so that many pairs broadcast, not only the lucky ones */
+        for (int k = 1; k <= a_rank && k <= b_rank; k++)
+            if (rng_int(&rng, 0, 2)) b[b_rank - k] = rng_int(&rng, 0, 3) ? a[a_rank - k] : 1;
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_pair_1_2(a, a_rank, b, b_rank, context);
     }
@@ -199,12 +226,13 @@ START_TEST(test_1_3_strided_sources) {
     check_strides_1_3(DIMS(4), STRIDES(2), DIMS(3, 4), "");
     check_strides_1_3(DIMS(2, 4), STRIDES(0, 1), DIMS(3, 2, 4), "");
     check_strides_1_3(DIMS(3, 2), STRIDES(-2, 1), DIMS(3, 2), "");
+    check_strides_1_3(DIMS(3, 1, 2), STRIDES(2, 7, 1), DIMS(2, 1, 4, 1, 3, 5, 2), ""); /* rank 7 */
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 13);
     char context[96];
     for (int trial = 0; trial < 300; trial++) {
-        int64_t target[5], src[5], strides[5];
-        int target_rank = (int)rng_int(&rng, 0, 5), src_rank = (int)rng_int(&rng, 0, target_rank);
+        int64_t target[TENSOR_MAX_RANK], src[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+        int target_rank = (int)rng_int(&rng, 0, TENSOR_MAX_RANK), src_rank = (int)rng_int(&rng, 0, target_rank);
         random_shape(&rng, target_rank, 0, 4, target);
         for (int d = 0; d < src_rank; d++) {
             int64_t t = target[target_rank - src_rank + d];
@@ -226,9 +254,9 @@ static void probe_1_4(void) {
 
 static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank, const char *context) {
     int64_t n = shape_numel(target, target_rank);
-    int64_t *want = malloc((size_t)(n + 1) * sizeof *want), *got = malloc((size_t)(n + 1) * sizeof *got);
+    int64_t *want = malloc((size_t)(n + GUARD) * sizeof *want), *got = malloc((size_t)(n + GUARD) * sizeof *got);
     ck_assert(want && got);
-    for (int64_t t = 0; t <= n; t++) got[t] = -999;
+    for (int64_t t = 0; t < n + GUARD; t++) got[t] = -999; /* map, then a guard region behind it */
     ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
     ex1_4_broadcast_map(target, target_rank, src, src_rank, got);
     char st[SHAPE_STR_MAX], ss[SHAPE_STR_MAX], g[512], w[512];
@@ -247,8 +275,12 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
                          shape_format(index, target_rank, idx, sizeof idx), got_t, want_t, g, w);
         }
     }
-    ck_assert_msg(got[n] == -999, "exercise 1.4%s: wrote past the end of map (map has %lld entries)", context, (long long)n);
+    bool past_end = false;
+    for (int64_t t = n; t < n + GUARD; t++) past_end |= got[t] != -999;
     free(want), free(got);
+    ck_assert_msg(!past_end, "exercise 1.4%s: wrote past the end of map for %s -> %s (map has %lld entries)", context,
+                  shape_format(src, src_rank, ss, sizeof ss), shape_format(target, target_rank, st, sizeof st),
+                  (long long)n);
 }
 
 START_TEST(test_1_4_chapter_table) {
@@ -266,9 +298,9 @@ START_TEST(test_1_4_random_shapes) {
     Rng rng = rng_seeded(seed + 14);
     char context[96];
     for (int trial = 0; trial < 200; trial++) {
-        int64_t target[4], src[4];
-        int target_rank = (int)rng_int(&rng, 0, 4), src_rank = (int)rng_int(&rng, 0, target_rank);
-        random_shape(&rng, target_rank, 1, 4, target);
+        int64_t target[6], src[6];
+        int target_rank = (int)rng_int(&rng, 0, 6), src_rank = (int)rng_int(&rng, 0, target_rank);
+        random_shape(&rng, target_rank, 1, 3, target);
         for (int d = 0; d < src_rank; d++) src[d] = rng_int(&rng, 0, 1) ? 1 : target[target_rank - src_rank + d];
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_map_1_4(target, target_rank, src, src_rank, context);
@@ -288,14 +320,16 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
     Tensor *g = EXPECT_OK(tensor_from(test_ctx, shape, rank, grad, n));
     Tensor *want = EXPECT_OK(tensor_sum_to_shape(g, out_shape, out_rank));
-    float *got = malloc((size_t)(n_out + 1) * sizeof *got);
+    float *got = malloc((size_t)(n_out + GUARD) * sizeof *got);
     ck_assert_ptr_nonnull(got);
-    for (int64_t j = 0; j <= n_out; j++) got[j] = 12345.0f; /* garbage the student must overwrite */
+    for (int64_t j = 0; j < n_out + GUARD; j++) got[j] = 12345.0f; /* garbage the student must overwrite */
     ex1_5_sum_to_shape(grad, shape, rank, got, out_shape, out_rank);
-    char what[384], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
-    snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s summed onto %s", context,
-             shape_format(shape, rank, s, sizeof s), shape_format(out_shape, out_rank, so, sizeof so));
-    bool past_end = got[n_out] != 12345.0f;
+    char what[768], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX], values[256];
+    snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s, %s, summed onto %s", context,
+             shape_format(shape, rank, s, sizeof s), format_floats(grad, n, values, sizeof values),
+             shape_format(out_shape, out_rank, so, sizeof so));
+    bool past_end = false;
+    for (int64_t j = n_out; j < n_out + GUARD; j++) past_end |= got[j] != 12345.0f;
     float copy[64];
     int64_t shown = n_out < 64 ? n_out : 64;
     memcpy(copy, got, (size_t)shown * sizeof(float));
@@ -329,11 +363,11 @@ START_TEST(test_1_5_random_shapes) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 15);
     char context[96];
-    float grad[256];
+    float grad[729];
     for (int trial = 0; trial < 200; trial++) {
-        int64_t shape[4], out_shape[4];
-        int rank = (int)rng_int(&rng, 0, 4), out_rank = (int)rng_int(&rng, 0, rank);
-        random_shape(&rng, rank, 1, 4, shape);
+        int64_t shape[6], out_shape[6];
+        int rank = (int)rng_int(&rng, 0, 6), out_rank = (int)rng_int(&rng, 0, rank);
+        random_shape(&rng, rank, 1, 3, shape);
         for (int d = 0; d < out_rank; d++) out_shape[d] = rng_int(&rng, 0, 1) ? 1 : shape[rank - out_rank + d];
         for (int64_t i = 0; i < shape_numel(shape, rank); i++) grad[i] = (float)rng_int(&rng, -9, 9);
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);

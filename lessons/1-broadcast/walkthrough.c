@@ -115,7 +115,7 @@ static void section_map(Ctx *ctx) {
     unravel_index(4, target, 2, index);
     printf("\n  unravel_index(4, (2,3)) = %s\n", shape_format(index, 2, idx, sizeof idx));
 
-    heading("2.4 Approach 2, the chapter's index map: broadcast_map((2,3), (3,))");
+    heading("2.4 The chapter's way, an index map: broadcast_map((2,3), (3,))");
     broadcast_map(target, 2, src, 1, map);
     printf("  target (i,j)  flat  source  reads\n");
     for (int64_t t = 0; t < 6; t++) {
@@ -124,7 +124,7 @@ static void section_map(Ctx *ctx) {
                (long long)map[t], (long long)map[t]);
     }
 
-    heading("2.4 Approach 1, the library's: a stride-0 view (tensor_expand)");
+    heading("2.4 The library's way, a stride-0 view: tensor_expand((3,) -> (2,3))");
     Tensor *b = tensor_from(ctx, DIMS(3), VALUES(10, 20, 30));
     Tensor *wide = tensor_expand(b, target, 2);
     tensor_describe("  b         ", b);
