@@ -12,7 +12,6 @@
 #include "broadcast.h"
 
 #include <math.h>
-#include <string.h>
 
 /* ==== the rule =========================================================================== */
 
@@ -66,7 +65,7 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
     return 0;
 }
 
-/* ==== approach 1: a stride-0 view ========================================================= */
+/* ==== the library's way: a stride-0 view ================================================= */
 
 int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
                       const int64_t *target, int target_rank, int64_t *out_strides) {
@@ -94,7 +93,7 @@ incompatible:
     return -1;
 }
 
-/* ==== approach 2: the chapter's index map ================================================ */
+/* ==== the chapter's way: an index map ==================================================== */
 
 int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
                   int64_t *map) {
