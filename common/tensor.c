@@ -194,26 +194,32 @@ static Tensor *header_new(Ctx *ctx) {
     return t;
 }
 
-/* Checks rank and dims; on failure records "<op>: ..." and returns -1, else the numel. */
-static int64_t checked_numel(const char *op, const int64_t *shape, int rank) {
+bool shape_is_valid(const char *op, const int64_t *shape, int rank) {
     char s[SHAPE_STR_MAX];
     if (rank < 0 || rank > TENSOR_MAX_RANK) {
         tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
-        return -1;
+        return false;
     }
     if (rank > 0 && !shape) {
         tensor_set_error("%s: shape is NULL for rank %d", op, rank);
-        return -1;
+        return false;
     }
     for (int d = 0; d < rank; d++) {
         if (shape[d] < 0) {
             tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
                              shape_format(shape, rank, s, sizeof s));
-            return -1;
+            return false;
         }
     }
+    return true;
+}
+
+/* The element count of a valid shape whose floats fit in memory; -1 with an error otherwise. */
+static int64_t checked_numel(const char *op, const int64_t *shape, int rank) {
+    if (!shape_is_valid(op, shape, rank)) return -1;
     int64_t n = shape_numel(shape, rank);
     if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(float) / 2) {
+        char s[SHAPE_STR_MAX];
         tensor_set_error("%s: shape %s has too many elements", op, shape_format(shape, rank, s, sizeof s));
         return -1;
     }
@@ -508,6 +514,12 @@ static int topological_order(Tensor *root, Tensor **order) {
 int tensor_backward_from(Tensor *out, const Tensor *upstream) {
     char s[SHAPE_STR_MAX], u[SHAPE_STR_MAX];
     if (!out) return tensor_null_input("backward", "loss"), -1;
+    if (!upstream && tensor_numel(out) != 1) {
+        tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce it first "
+                         "(e.g. tensor_sum) or use tensor_backward_from with an upstream gradient",
+                         shape_format(out->shape, out->rank, s, sizeof s));
+        return -1;
+    }
     if (!out->requires_grad) {
         tensor_set_error("backward: tensor #%d with shape %s does not require grad: no input of "
                          "its computation was marked with tensor_requires_grad()",
@@ -537,35 +549,17 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         if (order[i]->backward) tensor_zero_grad(order[i]);
     }
     float *seed = tensor_data(out->grad);
-    if (upstream) {
-        strided_accumulate(out->rank, out->shape, seed, out->grad->strides, tensor_data(upstream),
-                           upstream->strides);
-    } else {
-        if (tensor_numel(out) != 1) {
-            free(order);
-            tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce "
-                             "it first (e.g. tensor_sum) or use tensor_backward_from with an upstream gradient",
-                             shape_format(out->shape, out->rank, s, sizeof s));
-            return -1;
-        }
-        seed[0] += 1.0f;
-    }
+    if (upstream)
+        strided_accumulate(out->rank, out->shape, seed, out->grad->strides, tensor_data(upstream), upstream->strides);
+    else
+        seed[0] += 1.0f; /* d loss / d loss */
     for (int i = n - 1; i >= 0; i--)
         if (order[i]->backward) order[i]->backward(order[i]);
     free(order);
     return 0;
 }
 
-int tensor_backward(Tensor *loss) {
-    if (loss && tensor_numel(loss) != 1) {
-        char s[SHAPE_STR_MAX];
-        tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce "
-                         "it first (e.g. tensor_sum) or use tensor_backward_from with an upstream gradient",
-                         shape_format(loss->shape, loss->rank, s, sizeof s));
-        return -1;
-    }
-    return tensor_backward_from(loss, NULL);
-}
+int tensor_backward(Tensor *loss) { return tensor_backward_from(loss, NULL); }
 
 /* ==== printing ========================================================================== */
 

@@ -95,6 +95,9 @@ bool tensor_null_input(const char *op, const char *which);
 
 /* ---- shapes ------------------------------------------------------------------------- */
 
+/* True for a rank in 0..TENSOR_MAX_RANK, a non-NULL array when the rank is not 0, and no
+ * negative dim; otherwise false, with "<op>: ..." recorded as the error. */
+bool shape_is_valid(const char *op, const int64_t *shape, int rank);
 /* Number of elements of a shape, or -1 if a dim is negative or the count would overflow. */
 int64_t shape_numel(const int64_t *shape, int rank);
 /* Writes numpy's spelling of a shape into buf: "(2,3)", "(3,)", "()". Returns buf. */
@@ -196,7 +199,8 @@ Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, T
  * with tensor_zero_grad / ctx_zero_grads); gradients of intermediate tensors are recomputed
  * from zero on every call. Returns 0, or -1 with an error (NULL loss, non-scalar loss). */
 int tensor_backward(Tensor *loss);
-/* Same, seeding out's gradient with `upstream` (same shape as out) instead of 1. */
+/* Same, seeding out's gradient with `upstream` (same shape as out) instead of 1, as if the
+ * loss were sum(upstream * out). upstream NULL is tensor_backward. */
 int tensor_backward_from(Tensor *out, const Tensor *upstream);
 /* The gradient of t (contiguous, t's shape; zeros before any backward). NULL with an error
  * if t is NULL or does not require grad. */

@@ -100,16 +100,31 @@ static bool close_enough(float got, float want, float tol) {
     return fabsf(got - want) <= tol * (1.0f + fabsf(want));
 }
 
+/* Fails at the first element that differs, naming it by its index in `shape` (or by its flat
+ * index when shape is NULL) and printing both arrays. */
+static void expect_close(const float *got, const float *expected, int64_t n, const int64_t *shape, int rank,
+                         float tol, const char *what, const char *file, int line) {
+    for (int64_t i = 0; i < n; i++) {
+        if (close_enough(got[i], expected[i], tol)) continue;
+        char g[512], e[512], where[SHAPE_STR_MAX];
+        if (shape) {
+            int64_t index[TENSOR_MAX_RANK];
+            unravel_index(i, shape, rank, index);
+            shape_format(index, rank, where, sizeof where);
+        } else {
+            snprintf(where, sizeof where, "%" PRId64, i);
+        }
+        format_floats(got, n, g, sizeof g);
+        format_floats(expected, n, e, sizeof e);
+        float value = got[i];
+        _ck_assert_failed(file, line, "Failed", "%s: element %s is %g, expected %g\n    got      %s\n    expected %s", what,
+                          where, (double)value, (double)expected[i], g, e);
+    }
+}
+
 void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
                    const char *file, int line) {
-    for (int64_t i = 0; i < n; i++) {
-        if (!close_enough(got[i], expected[i], tol)) {
-            char g[512], e[512];
-            _ck_assert_failed(file, line, "Failed", "%s: element %" PRId64 " is %g, expected %g\n    got      %s\n    expected %s",
-                              what, i, (double)got[i], (double)expected[i], format_floats(got, n, g, sizeof g),
-                              format_floats(expected, n, e, sizeof e));
-        }
-    }
+    expect_close(got, expected, n, NULL, 0, tol, what, file, line);
 }
 
 void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what,
@@ -120,21 +135,10 @@ void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol
     if (numel != n)
         _ck_assert_failed(file, line, "Failed", "%s: shape %s holds %" PRId64 " values, expected %" PRId64, what,
                           shape_format(t->shape, t->rank, s, sizeof s), numel, n);
-    float *got = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    float *got = malloc((size_t)(n > 0 ? n : 1) * sizeof *got);
     ck_assert_ptr_nonnull(got);
     tensor_to_array(t, got, n);
-    for (int64_t i = 0; i < n; i++) {
-        if (!close_enough(got[i], expected[i], tol)) {
-            char g[512], e[512], idx[SHAPE_STR_MAX];
-            int64_t index[TENSOR_MAX_RANK];
-            unravel_index(i, t->shape, t->rank, index);
-            format_floats(got, n, g, sizeof g);
-            free(got);
-            _ck_assert_failed(file, line, "Failed", "%s: element %s is %g, expected %g\n    got      %s\n    expected %s",
-                              what, shape_format(index, t->rank, idx, sizeof idx), (double)tensor_get(t, index),
-                              (double)expected[i], g, format_floats(expected, n, e, sizeof e));
-        }
-    }
+    expect_close(got, expected, n, t->shape, t->rank, tol, what, file, line); /* does not return on failure */
     free(got);
 }
 

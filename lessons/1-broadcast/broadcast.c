@@ -15,32 +15,10 @@
 
 /* ==== the rule =========================================================================== */
 
-/* A shape argument must have a rank in 0..TENSOR_MAX_RANK, an array when the rank is not 0,
- * and no negative dim. Records "<op>: ..." and returns false otherwise. */
-static bool valid_shape(const char *op, const int64_t *shape, int rank) {
-    char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK) {
-        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
-        return false;
-    }
-    if (rank > 0 && !shape) {
-        tensor_set_error("%s: shape is NULL for rank %d", op, rank);
-        return false;
-    }
-    for (int d = 0; d < rank; d++) {
-        if (shape[d] < 0) {
-            tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
-                             shape_format(shape, rank, s, sizeof s));
-            return false;
-        }
-    }
-    return true;
-}
-
 int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
                      int *out_rank) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
-    if (!valid_shape("broadcast_shapes", a, a_rank) || !valid_shape("broadcast_shapes", b, b_rank)) return -1;
+    if (!shape_is_valid("broadcast_shapes", a, a_rank) || !shape_is_valid("broadcast_shapes", b, b_rank)) return -1;
     if (!out || !out_rank) {
         tensor_set_error("broadcast_shapes: out and out_rank must not be NULL");
         return -1;
@@ -70,7 +48,7 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
 int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
                       const int64_t *target, int target_rank, int64_t *out_strides) {
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    if (!valid_shape("broadcast_strides", src, src_rank) || !valid_shape("broadcast_strides", target, target_rank))
+    if (!shape_is_valid("broadcast_strides", src, src_rank) || !shape_is_valid("broadcast_strides", target, target_rank))
         return -1;
     if ((src_rank > 0 && !src_strides) || (target_rank > 0 && !out_strides)) {
         tensor_set_error("broadcast_strides: src_strides and out_strides must not be NULL");
@@ -100,7 +78,7 @@ int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, in
     /* The map is the stride-0 view written out element by element: the offsets that src's
      * contiguous strides, made 0 on broadcast dims, give for each target index. */
     int64_t src_contiguous[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
-    if (!valid_shape("broadcast_map", target, target_rank) || !valid_shape("broadcast_map", src, src_rank)) return -1;
+    if (!shape_is_valid("broadcast_map", target, target_rank) || !shape_is_valid("broadcast_map", src, src_rank)) return -1;
     if (!map && shape_numel(target, target_rank) != 0) {
         tensor_set_error("broadcast_map: map is NULL");
         return -1;
@@ -136,7 +114,7 @@ Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank) {
     if (!x) return tensor_null_input("expand", "x"), NULL;
     int64_t strides[TENSOR_MAX_RANK];
     char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    if (!valid_shape("expand", shape, rank)) return NULL;
+    if (!shape_is_valid("expand", shape, rank)) return NULL;
     if (shape_numel(shape, rank) < 0) {
         tensor_set_error("expand: shape %s has too many elements", shape_format(shape, rank, st, sizeof st));
         return NULL;
@@ -162,7 +140,7 @@ static void sum_to_shape_backward(Tensor *out) {
 static Tensor *sum_to_shape_named(const char *op, Tensor *x, const int64_t *shape, int rank) {
     if (!x) return tensor_null_input(op, "x"), NULL;
     char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    if (!valid_shape(op, shape, rank)) return NULL;
+    if (!shape_is_valid(op, shape, rank)) return NULL;
     int64_t contiguous[TENSOR_MAX_RANK], out_strides[TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, contiguous);
     /* out's strides seen from x's shape: 0 along every dim that is summed away */
