@@ -58,7 +58,7 @@ TENSOR_TESTS := $(BUILD)/tests/test_tensor
 # chooses which lesson the verb acts on.
 VERBS := test check
 VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
-SELECTED := $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d)))
+SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
 .PHONY: all test check deps docs check-docs clean help $(VERBS)
