@@ -649,10 +649,10 @@ void tensor_fdescribe(FILE *f, const char *name, const Tensor *t) {
         return;
     }
     char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    fprintf(f, "shape %s, strides %s, offset %lld, storage #%d (%lld floats), view: %s, contiguous: %s\n",
+    fprintf(f, "shape %s, strides %s, offset %lld, storage #%d (%lld float%s), view: %s, contiguous: %s\n",
             shape_format(t->shape, t->rank, s, sizeof s), shape_format(t->strides, t->rank, st, sizeof st),
-            (long long)t->offset, t->storage->id, (long long)t->storage->size, t->is_view ? "yes" : "no",
-            tensor_is_contiguous(t) ? "yes" : "no");
+            (long long)t->offset, t->storage->id, (long long)t->storage->size, t->storage->size == 1 ? "" : "s",
+            t->is_view ? "yes" : "no", tensor_is_contiguous(t) ? "yes" : "no");
 }
 
 void tensor_describe(const char *name, const Tensor *t) { tensor_fdescribe(stdout, name, t); }
