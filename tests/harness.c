@@ -106,19 +106,22 @@ static void expect_close(const float *got, const float *expected, int64_t n, con
                          float tol, const char *what, const char *file, int line) {
     for (int64_t i = 0; i < n; i++) {
         if (close_enough(got[i], expected[i], tol)) continue;
-        char g[512], e[512], where[SHAPE_STR_MAX];
-        if (shape) {
+        char g[512], e[512], where[SHAPE_STR_MAX + 16];
+        if (shape && rank == 0) {
+            snprintf(where, sizeof where, "the value");
+        } else if (shape) {
             int64_t index[TENSOR_MAX_RANK];
+            char idx[SHAPE_STR_MAX];
             unravel_index(i, shape, rank, index);
-            shape_format(index, rank, where, sizeof where);
+            snprintf(where, sizeof where, "element %s", shape_format(index, rank, idx, sizeof idx));
         } else {
-            snprintf(where, sizeof where, "%" PRId64, i);
+            snprintf(where, sizeof where, "element %" PRId64, i);
         }
         format_floats(got, n, g, sizeof g);
         format_floats(expected, n, e, sizeof e);
         float value = got[i];
-        _ck_assert_failed(file, line, "Failed", "%s: element %s is %g, expected %g\n    got      %s\n    expected %s", what,
-                          where, (double)value, (double)expected[i], g, e);
+        _ck_assert_failed(file, line, "Failed", "%s: %s is %g, expected %g\n    got      %s\n    expected %s", what, where,
+                          (double)value, (double)expected[i], g, e);
     }
 }
 

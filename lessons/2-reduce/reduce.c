@@ -1,0 +1,129 @@
+/*
+ * reduce.c - lesson 2: reductions, forward and backward.
+ *
+ * Read top to bottom: the chapter's row sum (sum_last_dim) with a kernel of its own, the sum
+ * over any axis built on lesson 1's sum_to_shape, then mean and the MSE loss as compositions
+ * that need no backward of their own. docs/2-reduce.md explains every step.
+ *
+ * Names: x is the input, out the result, g the result's gradient, gx the input's gradient.
+ * (..., D) is any number of leading dims, then the last dim of size D; `rows` is the number of
+ * such rows, the product of the leading dims.
+ */
+#include "reduce.h"
+
+#include "broadcast.h"
+
+/* ==== sum_last_dim: the chapter's row sum ================================================= */
+
+/* out[p] = sum over j of x[p, j], so d out[p] / d x[p, j] = 1: the gradient of row p's sum
+ * goes, whole, to every element of row p. */
+static void sum_last_dim_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t d = x->shape[x->rank - 1], rows = tensor_numel(out);
+    float *gx = tensor_grad_data(x); /* contiguous, (..., D): row p starts at p * d */
+    const float *g = tensor_data(out->grad);
+    for (int64_t p = 0; p < rows; p++)
+        for (int64_t j = 0; j < d; j++) gx[p * d + j] += g[p]; /* broadcast g[p] back over the row */
+}
+
+Tensor *tensor_sum_last_dim(Tensor *x) {
+    if (!x) return tensor_null_input("sum_last_dim", "x"), NULL;
+    if (x->rank == 0) {
+        tensor_set_error("sum_last_dim: a rank-0 tensor (a scalar) has no last dim to sum over");
+        return NULL;
+    }
+    int last = x->rank - 1;
+    int64_t shape[TENSOR_MAX_RANK];
+    for (int k = 0; k < x->rank; k++) shape[k] = x->shape[k];
+    shape[last] = 1; /* keep the dim: (..., D) -> (..., 1), not (...) */
+    Tensor *out = tensor_zeros(x->ctx, shape, x->rank);
+    if (!out) return NULL;
+
+    /* Walk the rows (every index of the leading dims) and sum each row along the last dim.
+     * Reading through x's strides makes this work on any view. */
+    int64_t d = x->shape[last], step = x->strides[last], p = 0;
+    const float *xs = tensor_data(x);
+    float *o = tensor_data(out);
+    NdIter rows;
+    nditer_init(&rows, last, x->shape, 1, (const int64_t *[]){x->strides});
+    while (nditer_next(&rows)) {
+        float s = 0.0f;
+        for (int64_t j = 0; j < d; j++) s += xs[rows.offset[0] + j * step];
+        o[p++] = s;
+    }
+    return tensor_record(out, "sum_last_dim", sum_last_dim_backward, 1, &x);
+}
+
+/* ==== sum over any axis: lesson 1's mechanism ============================================= */
+
+/* numpy's axis convention: -1 is the last axis, -rank the first. */
+static bool normalize_axis(const char *op, const Tensor *x, int axis, int *out) {
+    int a = axis < 0 ? axis + x->rank : axis;
+    if (a < 0 || a >= x->rank) {
+        tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, axis, x->rank);
+        return false;
+    }
+    *out = a;
+    return true;
+}
+
+/* The view of x without its axis a, which has size 1. The elements and their row-major
+ * order do not change, so the gradients line up one to one. */
+static void squeeze_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    float *gx = tensor_grad_data(x);
+    const float *g = tensor_data(out->grad);
+    for (int64_t i = 0; i < tensor_numel(out); i++) gx[i] += g[i];
+}
+
+static Tensor *squeeze(Tensor *x, int a) {
+    int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+    for (int k = 0, m = 0; k < x->rank; k++) {
+        if (k == a) continue;
+        shape[m] = x->shape[k];
+        strides[m++] = x->strides[k];
+    }
+    Tensor *view = tensor_as_strided(x, shape, x->rank - 1, strides, x->offset);
+    return tensor_record(view, "squeeze", squeeze_backward, 1, &x);
+}
+
+Tensor *tensor_sum_axis(Tensor *x, int axis, bool keepdim) {
+    if (!x) return tensor_null_input("sum_axis", "x"), NULL;
+    int a;
+    if (!normalize_axis("sum_axis", x, axis, &a)) return NULL;
+    /* Summing over axis a is summing x onto its own shape with that axis set to 1: exactly
+     * what lesson 1's sum_to_shape does, and its backward broadcasts the gradient back. */
+    int64_t kept[TENSOR_MAX_RANK];
+    for (int k = 0; k < x->rank; k++) kept[k] = k == a ? 1 : x->shape[k];
+    Tensor *out = tensor_sum_to_shape(x, kept, x->rank);
+    return keepdim || !out ? out : squeeze(out, a);
+}
+
+/* ==== compositions: no new kernel, no new backward ======================================== */
+
+Tensor *tensor_mean(Tensor *x) {
+    if (!x) return tensor_null_input("mean", "x"), NULL;
+    return tensor_mul_scalar(tensor_sum(x), 1.0f / (float)tensor_numel(x));
+}
+
+Tensor *tensor_mean_axis(Tensor *x, int axis, bool keepdim) {
+    if (!x) return tensor_null_input("mean_axis", "x"), NULL;
+    int a;
+    if (!normalize_axis("mean_axis", x, axis, &a)) return NULL;
+    return tensor_mul_scalar(tensor_sum_axis(x, a, keepdim), 1.0f / (float)x->shape[a]);
+}
+
+Tensor *tensor_mse_loss(Tensor *pred, Tensor *target) {
+    if (!pred) return tensor_null_input("mse_loss", "pred"), NULL;
+    if (!target) return tensor_null_input("mse_loss", "target"), NULL;
+    if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank)) {
+        char sp[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+        tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",
+                         shape_format(pred->shape, pred->rank, sp, sizeof sp),
+                         shape_format(target->shape, target->rank, st, sizeof st));
+        return NULL;
+    }
+    /* sum((pred - target)^2) / N, op by op as the chapter writes it */
+    Tensor *squared = tensor_pow_scalar(tensor_sub(pred, target), 2.0f);
+    return tensor_mul_scalar(tensor_sum(squared), 1.0f / (float)tensor_numel(pred));
+}

@@ -1,0 +1,297 @@
+/*
+ * test_reduce.c - lesson 2's core tests. They mirror the chapter's section 3 (sum,
+ * sum_last_dim, mean as a composition, the MSE loss, its table), then go past it: sums over
+ * any axis, rank-0, size-1 and size-0 inputs, views, a gradient check of every op, and
+ * seeded random shapes and views against a naive loop.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "gradcheck.h"
+#include "harness.h"
+#include "reduce.h"
+
+/* ==== the chapter ======================================================================== */
+
+START_TEST(test_sum) {
+    /* sum(x) = x0 + x1 + ..., so every element's gradient is the upstream gradient */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *s = EXPECT_OK(tensor_sum(x));
+    ck_assert_int_eq(s->rank, 0);
+    ck_assert_float_eq(tensor_item(s), 21.0f);
+    ck_assert_int_eq(tensor_backward(s), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(1, 1, 1, 1, 1, 1), 0, "d sum / dx");
+    tensor_zero_grad(x);
+    ck_assert_int_eq(tensor_backward_from(s, tensor_scalar(test_ctx, 2.5f)), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(2.5f, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f), 0, "upstream 2.5 reaches every element");
+}
+END_TEST
+
+START_TEST(test_sum_last_dim) {
+    /* the chapter: [[1,2,3],[4,5,6]] -> [[6],[15]]; upstream [[2],[3]] -> [[2,2,2],[3,3,3]] */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *rows = EXPECT_OK(tensor_sum_last_dim(x));
+    EXPECT_SHAPE(rows, DIMS(2, 1), "sum_last_dim keeps the last dim as 1");
+    EXPECT_VALUES(rows, VALUES(6, 15), 0, "row sums");
+    ck_assert_int_eq(tensor_backward_from(rows, tensor_from(test_ctx, DIMS(2, 1), VALUES(2, 3))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(2, 2, 2, 3, 3, 3), 0, "each row's gradient broadcast back over the row");
+}
+END_TEST
+
+START_TEST(test_mean_is_a_composition) {
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *m = EXPECT_OK(tensor_mean(x));
+    ck_assert_float_eq_tol(tensor_item(m), 3.5f, 1e-6f);
+    /* no kernel of its own: a multiply of a sum */
+    ck_assert_str_eq(m->op, "mul");
+    ck_assert_str_eq(m->inputs[0]->op, "sum");
+    ck_assert_int_eq(tensor_backward(m), 0);
+    float sixth = 1.0f / 6.0f;
+    EXPECT_VALUES(tensor_grad(x), VALUES(sixth, sixth, sixth, sixth, sixth, sixth), 1e-6f, "d mean / dx = 1/N");
+}
+END_TEST
+
+START_TEST(test_mse_loss) {
+    Tensor *pred = tensor_requires_grad(tensor_from(test_ctx, DIMS(4), VALUES(2.5f, 0, 2, 8)));
+    Tensor *target = tensor_requires_grad(tensor_from(test_ctx, DIMS(4), VALUES(3, -0.5f, 2, 7)));
+    Tensor *loss = EXPECT_OK(tensor_mse_loss(pred, target));
+    ck_assert_float_eq_tol(tensor_item(loss), 0.375f, 1e-6f);
+    ck_assert_str_eq(loss->op, "mul");
+    ck_assert_str_eq(loss->inputs[0]->op, "sum");
+    ck_assert_str_eq(loss->inputs[0]->inputs[0]->op, "pow_scalar");
+    ck_assert_str_eq(loss->inputs[0]->inputs[0]->inputs[0]->op, "sub");
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    /* d/dpred = 2 (pred - target) / N, and the opposite for target */
+    EXPECT_VALUES(tensor_grad(pred), VALUES(-0.25f, 0.25f, 0, 0.5f), 1e-6f, "d mse / d pred");
+    EXPECT_VALUES(tensor_grad(target), VALUES(0.25f, -0.25f, 0, -0.5f), 1e-6f, "d mse / d target");
+}
+END_TEST
+
+START_TEST(test_chapter_table) {
+    /* sum: (D1, D2, ...) -> (); sum_last_dim: (..., D) -> (..., 1); mean: like sum */
+    Tensor *x = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 3, 4)));
+    ck_assert_int_eq(EXPECT_OK(tensor_sum(x))->rank, 0);
+    EXPECT_SHAPE(tensor_sum_last_dim(x), DIMS(2, 3, 1), "sum_last_dim");
+    ck_assert_int_eq(EXPECT_OK(tensor_mean(x))->rank, 0);
+    /* and the gradient rules, with upstream 1 */
+    ck_assert_int_eq(tensor_backward(tensor_mean(x)), 0);
+    for (int64_t i = 0; i < 24; i++) ck_assert_float_eq_tol(tensor_data(tensor_grad(x))[i], 1.0f / 24.0f, 1e-7f);
+}
+END_TEST
+
+/* ==== any axis =========================================================================== */
+
+START_TEST(test_sum_axis) {
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    EXPECT_VALUES(tensor_sum_axis(x, 0, false), VALUES(5, 7, 9), 0, "axis 0");
+    EXPECT_SHAPE(tensor_sum_axis(x, 0, false), DIMS(3), "axis 0 without keepdim");
+    EXPECT_SHAPE(tensor_sum_axis(x, 0, true), DIMS(1, 3), "axis 0 with keepdim");
+    EXPECT_VALUES(tensor_sum_axis(x, 1, false), VALUES(6, 15), 0, "axis 1");
+    EXPECT_VALUES(tensor_sum_axis(x, -1, true), VALUES(6, 15), 0, "axis -1");
+    EXPECT_SHAPE(tensor_sum_axis(x, -2, false), DIMS(3), "axis -2");
+    Tensor *cube = tensor_from(test_ctx, DIMS(2, 2, 2), VALUES(1, 2, 3, 4, 5, 6, 7, 8));
+    EXPECT_VALUES(tensor_sum_axis(cube, 1, false), VALUES(4, 6, 12, 14), 0, "the middle axis of (2,2,2)");
+    /* the same reduction three ways */
+    Tensor *a = tensor_sum_last_dim(cube), *b = tensor_sum_axis(cube, -1, true), *c = tensor_sum_to_shape(cube, DIMS(2, 2, 1));
+    EXPECT_VALUES(a, VALUES(3, 7, 11, 15), 0, "sum_last_dim");
+    EXPECT_VALUES_ARRAY(b, tensor_data(a), 4, 0, "sum_axis(-1, keepdim)");
+    EXPECT_VALUES_ARRAY(c, tensor_data(a), 4, 0, "sum_to_shape (2,2,1)");
+    EXPECT_VALUES(tensor_mean_axis(x, 0, false), VALUES(2.5f, 3.5f, 4.5f), 1e-6f, "mean over axis 0");
+}
+END_TEST
+
+START_TEST(test_errors) {
+    Tensor *x = tensor_zeros(test_ctx, DIMS(2, 3));
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_sum_axis(x, 2, false));
+    ck_assert_str_eq(tensor_error(), "sum_axis: axis 2 is out of bounds for array of dimension 2");
+    ck_assert_ptr_null(tensor_sum_axis(x, -3, true));
+    ck_assert_str_eq(tensor_error(), "sum_axis: axis -3 is out of bounds for array of dimension 2");
+    ck_assert_ptr_null(tensor_mean_axis(x, 5, true));
+    ck_assert_str_eq(tensor_error(), "mean_axis: axis 5 is out of bounds for array of dimension 2");
+    ck_assert_ptr_null(tensor_sum_last_dim(tensor_scalar(test_ctx, 1)));
+    ck_assert_str_eq(tensor_error(), "sum_last_dim: a rank-0 tensor (a scalar) has no last dim to sum over");
+    ck_assert_ptr_null(tensor_sum_axis(tensor_scalar(test_ctx, 1), 0, false));
+    ck_assert_str_eq(tensor_error(), "sum_axis: axis 0 is out of bounds for array of dimension 0");
+    ck_assert_ptr_null(tensor_mse_loss(x, tensor_zeros(test_ctx, DIMS(3))));
+    ck_assert_str_eq(tensor_error(), "mse_loss: pred has shape (2,3) but target has shape (3,); they must be the same");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_mean(NULL));
+    ck_assert_str_eq(tensor_error(), "mean: input x is NULL");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_mse_loss(x, NULL));
+    ck_assert_str_eq(tensor_error(), "mse_loss: input target is NULL");
+    /* a NULL from an earlier failure keeps that failure's message */
+    ck_assert_ptr_null(tensor_mean(tensor_sum_last_dim(tensor_sum_axis(x, 7, true))));
+    ck_assert_str_eq(tensor_error(), "sum_axis: axis 7 is out of bounds for array of dimension 2");
+}
+END_TEST
+
+START_TEST(test_rank0_size1_size0) {
+    Tensor *s = tensor_requires_grad(tensor_scalar(test_ctx, 4));
+    EXPECT_VALUES(tensor_sum(s), VALUES(4), 0, "sum of a scalar");
+    EXPECT_VALUES(tensor_mean(s), VALUES(4), 0, "mean of a scalar");
+    Tensor *one = tensor_from(test_ctx, DIMS(1, 1, 1), VALUES(9));
+    EXPECT_VALUES(tensor_sum_last_dim(one), VALUES(9), 0, "sum_last_dim of (1,1,1)");
+    EXPECT_SHAPE(tensor_sum_axis(one, 1, false), DIMS(1, 1), "sum over a size-1 axis");
+    /* empty tensors: a sum of nothing is 0, a mean of nothing is nan (0 * 1/0), as numpy */
+    Tensor *empty = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(0, 3)));
+    EXPECT_VALUES(tensor_sum(empty), VALUES(0), 0, "sum of (0,3)");
+    ck_assert(isnan(tensor_item(tensor_mean(empty))));
+    EXPECT_SHAPE(tensor_sum_last_dim(empty), DIMS(0, 1), "sum_last_dim of (0,3)");
+    EXPECT_VALUES(tensor_sum_axis(empty, 0, false), VALUES(0, 0, 0), 0, "sum of (0,3) over axis 0");
+    Tensor *nan3 = EXPECT_OK(tensor_mean_axis(empty, 0, false));
+    for (int k = 0; k < 3; k++) ck_assert(isnan(tensor_data(nan3)[k]));
+    Tensor *no_cols = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 0)));
+    EXPECT_VALUES(tensor_sum_last_dim(no_cols), VALUES(0, 0), 0, "sum_last_dim of (2,0)");
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_sum_last_dim(no_cols))), 0);
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_sum_axis(empty, 1, false))), 0);
+}
+END_TEST
+
+START_TEST(test_reductions_of_views) {
+    /* the transpose of [[1,2,3],[4,5,6]] is [[1,4],[2,5],[3,6]]: row sums 5, 7, 9 */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *t = tensor_as_strided(x, DIMS(3, 2), STRIDES(1, 3), 0);
+    EXPECT_VALUES(tensor_sum_last_dim(t), VALUES(5, 7, 9), 0, "row sums of a transposed view");
+    EXPECT_VALUES(tensor_sum_axis(t, 0, false), VALUES(6, 15), 0, "column sums of a transposed view");
+    /* an expanded (stride-0) view: each copy counts, and each copy's gradient comes home */
+    Tensor *row = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    Tensor *wide = tensor_expand(row, DIMS(4, 3));
+    Tensor *sums = EXPECT_OK(tensor_sum_last_dim(wide));
+    EXPECT_VALUES(sums, VALUES(6, 6, 6, 6), 0, "row sums of (3,) expanded to (4,3)");
+    ck_assert_int_eq(tensor_backward_from(sums, tensor_from(test_ctx, DIMS(4, 1), VALUES(1, 2, 3, 4))), 0);
+    EXPECT_VALUES(tensor_grad(row), VALUES(10, 10, 10), 0, "gradient through sum_last_dim and expand");
+    EXPECT_VALUES(tensor_mean(wide), VALUES(2), 1e-6f, "mean of an expanded view");
+    /* an offset view: the last column of x */
+    Tensor *col = tensor_as_strided(x, DIMS(2, 1), STRIDES(3, 1), 2);
+    EXPECT_VALUES(tensor_sum_axis(col, 0, true), VALUES(9), 0, "sum of an offset view");
+}
+END_TEST
+
+/* ==== gradients ========================================================================== */
+
+typedef struct {
+    int axis;
+    bool keepdim;
+} AxisArg;
+
+static Tensor *fn_sum_last_dim(Tensor *const *in, void *arg) { return (void)arg, tensor_sum_last_dim(in[0]); }
+static Tensor *fn_sum_axis(Tensor *const *in, void *arg) {
+    AxisArg *a = arg;
+    return tensor_sum_axis(in[0], a->axis, a->keepdim);
+}
+static Tensor *fn_mean_axis(Tensor *const *in, void *arg) {
+    AxisArg *a = arg;
+    return tensor_mean_axis(in[0], a->axis, a->keepdim);
+}
+static Tensor *fn_mean(Tensor *const *in, void *arg) { return (void)arg, tensor_mean(in[0]); }
+static Tensor *fn_mse(Tensor *const *in, void *arg) { return (void)arg, tensor_mse_loss(in[0], in[1]); }
+/* sum_last_dim of an expanded view: the gradient must find its way back through stride 0 */
+static Tensor *fn_sum_last_dim_of_view(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_sum_last_dim(tensor_expand(in[0], DIMS(2, 3, 4)));
+}
+
+static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
+    char report[512];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
+    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
+}
+
+START_TEST(test_gradcheck_every_op) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -1, 1));
+    Tensor *m = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -1, 1));
+    Tensor *c = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -1, 1));
+    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){v}, 1, "sum_last_dim (5,)");
+    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){m}, 1, "sum_last_dim (3,4)");
+    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){c}, 1, "sum_last_dim (2,3,4)");
+    expect_gradcheck(fn_sum_last_dim_of_view, NULL, (Tensor *[]){m}, 1, "sum_last_dim of an expanded view");
+    for (int axis = -3; axis < 3; axis++) {
+        for (int keep = 0; keep < 2; keep++) {
+            AxisArg arg = {axis, keep};
+            expect_gradcheck(fn_sum_axis, &arg, (Tensor *[]){c}, 1, "sum_axis of (2,3,4)");
+            expect_gradcheck(fn_mean_axis, &arg, (Tensor *[]){c}, 1, "mean_axis of (2,3,4)");
+        }
+    }
+    expect_gradcheck(fn_mean, NULL, (Tensor *[]){c}, 1, "mean");
+    Tensor *target = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -1, 1));
+    expect_gradcheck(fn_mse, NULL, (Tensor *[]){m, target}, 2, "mse_loss");
+}
+END_TEST
+
+/* ==== random shapes and views against a naive loop ======================================= */
+
+START_TEST(test_random_against_naive) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t shape[5], base_shape[5];
+        int rank = (int)rng_int(&rng, 1, 5);
+        random_shape(&rng, rank, 0, 3, shape);
+        /* half the time a transposed view: a base of the reversed shape, read with reversed strides */
+        bool transposed = rng_int(&rng, 0, 1);
+        for (int d = 0; d < rank; d++) base_shape[d] = transposed ? shape[rank - 1 - d] : shape[d];
+        Tensor *base = tensor_requires_grad(random_tensor(test_ctx, &rng, base_shape, rank, -2, 2));
+        Tensor *x = base;
+        if (transposed) {
+            int64_t base_strides[5], strides[5];
+            contiguous_strides(base_shape, rank, base_strides);
+            for (int d = 0; d < rank; d++) strides[d] = base_strides[rank - 1 - d];
+            x = tensor_as_strided(base, shape, rank, strides, 0);
+            x->requires_grad = true;
+        }
+        int axis = (int)rng_int(&rng, -rank, rank - 1);
+        bool keepdim = rng_int(&rng, 0, 1);
+        char s[SHAPE_STR_MAX], context[200];
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: sum_axis of %s%s over axis %d, keepdim %d",
+                 (unsigned long long)seed, trial, shape_format(shape, rank, s, sizeof s),
+                 transposed ? " (transposed view)" : "", axis, keepdim);
+        Tensor *out = tensor_sum_axis(x, axis, keepdim);
+        ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+
+        /* naive: for every input index, add x into the output element whose index is the same
+         * with the axis set to 0 (or removed); and its gradient is w at that output element */
+        int a = axis < 0 ? axis + rank : axis;
+        int64_t out_n = tensor_numel(out), n = shape_numel(shape, rank), index[5];
+        float *want = calloc((size_t)out_n + 1, sizeof(float)), *grad = calloc((size_t)n + 1, sizeof(float));
+        Tensor *w = random_tensor(test_ctx, &rng, out->shape, out->rank, -1, 1);
+        for (int64_t i = 0; i < n; i++) {
+            unravel_index(i, shape, rank, index);
+            int64_t o = 0;
+            for (int d = 0; d < rank; d++)
+                if (d != a) o = o * shape[d] + index[d];
+            want[o] += tensor_get(x, index);
+            grad[i] = tensor_data(w)[o];
+        }
+        EXPECT_VALUES_ARRAY(out, want, out_n, 1e-5f, context);
+        ck_assert_msg(tensor_backward_from(out, w) == 0, "%s: %s", context, tensor_error());
+        EXPECT_VALUES_ARRAY(tensor_grad(x), grad, n, 1e-5f, context);
+        free(want);
+        free(grad);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 2: reductions");
+    TCase *chapter = add_test_case(s, "chapter");
+    add_test(chapter, test_sum);
+    add_test(chapter, test_sum_last_dim);
+    add_test(chapter, test_mean_is_a_composition);
+    add_test(chapter, test_mse_loss);
+    add_test(chapter, test_chapter_table);
+    TCase *axes = add_test_case(s, "axes, edges, errors, views");
+    add_test(axes, test_sum_axis);
+    add_test(axes, test_errors);
+    add_test(axes, test_rank0_size1_size0);
+    add_test(axes, test_reductions_of_views);
+    TCase *grads = add_test_case(s, "gradients");
+    add_test(grads, test_gradcheck_every_op);
+    TCase *random = add_test_case(s, "random");
+    tcase_set_timeout(random, 30);
+    add_test(random, test_random_against_naive);
+    return run_core_tests(argc, argv, s);
+}
