@@ -19,7 +19,7 @@ WARNINGS += -Werror
 endif
 # SANITIZE=1 builds everything with AddressSanitizer and UBSan, in a build directory of its own.
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 BUILD ?= build-sanitize
 endif
 BUILD ?= build
@@ -139,13 +139,15 @@ all: $(LIBRARY) $(TENSOR_TESTS) $(LESSON_PROGRAMS)
 # the student's files and against the reference solutions.
 # `make lessonN test`: lesson N's core tests and its exercise tests against the student's file.
 # The student's exercise programs are built inside tests/run.sh, so that one lesson's file
-# that does not compile costs only that lesson's exercises.
+# that does not compile costs only that lesson's exercises. (run.sh gets make's name through
+# SUBMAKE: a recipe that names $(MAKE) itself would run even under `make -n`.)
+SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
 test check: $(LIBRARY) $(TENSOR_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
-	@BUILD='$(BUILD)' MAKE='$(MAKE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
-	@BUILD='$(BUILD)' MAKE='$(MAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 
 # The walk-through output quoted in docs/ is copied from the programs, never typed in.

@@ -23,7 +23,7 @@ enum {
 /* ==== per-test fixture ================================================================== */
 
 Ctx *test_ctx;
-static bool probing;
+static const char *probing; /* while probing: the id of the exercise being probed, e.g. "1.2" */
 
 static void test_setup(void) {
     tensor_clear_error();
@@ -232,8 +232,19 @@ int run_core_tests(int argc, char **argv, Suite *suite) {
 
 /* ==== exercises ========================================================================= */
 
+/* Does `function` belong to exercise `id`? Exercise 1.2's function is named ex1_2_something. */
+static bool function_of(const char *function, const char *id) {
+    char prefix[32];
+    size_t n = (size_t)snprintf(prefix, sizeof prefix, "ex%s_", id);
+    for (char *c = prefix; *c; c++)
+        if (*c == '.') *c = '_';
+    return strncmp(function, prefix, n) == 0;
+}
+
 void exercise_todo(const char *function) {
-    if (probing) _exit(EXIT_TODO);
+    /* A probe that reaches its own exercise's stub: TODO. One that reaches another exercise's
+     * stub (1.5 calling an unfinished 1.4) is an attempt; its test will say what it reached. */
+    if (probing) _exit(function_of(function, probing) ? EXIT_TODO : 0);
     ck_abort_msg("%s() still calls EXERCISE_TODO(); delete that line once you implement it", function);
 }
 
@@ -244,7 +255,7 @@ static bool is_todo(const Exercise *ex) {
     pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
-        probing = true;
+        probing = ex->id;
         alarm(PROBE_SECONDS);
         Ctx *ctx = ctx_new();
         test_ctx = ctx;

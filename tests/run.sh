@@ -43,15 +43,17 @@ for spec in "$@"; do
 
     banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
     if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
-        if grep -q 'warning:' "$results/lesson$n.build"; then
+        # the compiler's warnings, without make's own chatter (build lines, jobserver notes)
+        grep -v -E '^  (CC|AR|LINK) |^make(\[[0-9]+\])?: ' "$results/lesson$n.build" >"$results/lesson$n.warnings"
+        if grep -q 'warning:' "$results/lesson$n.warnings"; then
             echo "the compiler warns about $dir/exercises.c (worth fixing: warnings often point at the bug):"
-            grep -v -E '^  (CC|AR|LINK) ' "$results/lesson$n.build" | grep -A 3 'warning:' | head -n 20 | sed 's/^/    /'
+            grep -A 3 'warning:' "$results/lesson$n.warnings" | head -n 20 | sed 's/^/    /'
         fi
         "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
             --results "$results/lesson$n.student" || status=1
     else
         echo "$dir/exercises.c did not compile:"
-        grep -m 5 -E 'error|undefined reference' "$results/lesson$n.build" | sed 's/^/    /'
+        grep -m 8 -E 'error|undefined reference|multiple definition' "$results/lesson$n.build" | sed 's/^/    /'
         echo "compile" >"$results/lesson$n.student"
         status=1
     fi
