@@ -411,6 +411,10 @@ bool nditer_next(NdIter *it) {
     return true;
 }
 
+void nditer_init_rows(NdIter *it, const Tensor *x) {
+    nditer_init(it, x->rank - 1, x->shape, 1, (const int64_t *[]){x->strides});
+}
+
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides) {
     NdIter it;

@@ -175,6 +175,11 @@ void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides);
 bool nditer_next(NdIter *it);
 
+/* Visits the rows of x, its 1-D slices along the last dim: it->offset[0] is the offset (from
+ * tensor_data(x)) of each row's first element, and x->strides[x->rank - 1] steps along a row.
+ * For rank 1 there is one row; x must not be rank 0. */
+void nditer_init_rows(NdIter *it, const Tensor *x);
+
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
  * 0 in src reads one element many times (a broadcast); a stride of 0 in dst adds many
  * elements into one (a reduction). */

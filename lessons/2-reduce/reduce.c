@@ -45,7 +45,7 @@ Tensor *tensor_sum_last_dim(Tensor *x) {
     const float *xs = tensor_data(x);
     float *o = tensor_data(out);
     NdIter rows;
-    nditer_init(&rows, last, x->shape, 1, (const int64_t *[]){x->strides});
+    nditer_init_rows(&rows, x);
     while (nditer_next(&rows)) {
         float s = 0.0f;
         for (int64_t j = 0; j < d; j++) s += xs[rows.offset[0] + j * step];
