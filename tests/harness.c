@@ -64,8 +64,10 @@ static uint64_t choose_exercise_seed(void) {
 char *format_floats(const float *v, int64_t n, char *buf, size_t size) {
     size_t used = (size_t)snprintf(buf, size, "[");
     int64_t shown = n < 24 ? n : 24;
-    for (int64_t i = 0; i < shown && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, i ? ", %g" : "%g", (double)v[i]);
+    for (int64_t i = 0; i < shown && used < size; i++) {
+        if (isnan(v[i])) used += (size_t)snprintf(buf + used, size - used, i ? ", nan" : "nan"); /* not "-nan" */
+        else used += (size_t)snprintf(buf + used, size - used, i ? ", %g" : "%g", (double)v[i]);
+    }
     if (used < size) snprintf(buf + used, size - used, n > shown ? ", ...]" : "]");
     return buf;
 }
@@ -119,9 +121,12 @@ static void expect_close(const float *got, const float *expected, int64_t n, con
         }
         format_floats(got, n, g, sizeof g);
         format_floats(expected, n, e, sizeof e);
-        float value = got[i];
-        _ck_assert_failed(file, line, "Failed", "%s: %s is %g, expected %g\n    got      %s\n    expected %s", what, where,
-                          (double)value, (double)expected[i], g, e);
+        char value[32], want[32];
+        format_floats(&got[i], 1, value, sizeof value);
+        format_floats(&expected[i], 1, want, sizeof want);
+        value[strlen(value) - 1] = want[strlen(want) - 1] = '\0'; /* drop the brackets */
+        _ck_assert_failed(file, line, "Failed", "%s: %s is %s, expected %s\n    got      %s\n    expected %s", what, where,
+                          value + 1, want + 1, g, e);
     }
 }
 

@@ -40,15 +40,16 @@ Tensor *tensor_sum_last_dim(Tensor *x) {
     if (!out) return NULL;
 
     /* Walk the rows (every index of the leading dims) and sum each row along the last dim.
-     * Reading through x's strides makes this work on any view. */
+     * The chapter reads row p at x[p * d + j]; reading through x's strides instead makes the
+     * same loop work on any view. */
     int64_t d = x->shape[last], step = x->strides[last], p = 0;
     const float *xs = tensor_data(x);
     float *o = tensor_data(out);
-    NdIter rows;
-    nditer_init_rows(&rows, x);
-    while (nditer_next(&rows)) {
+    NdIter row;
+    nditer_init_rows(&row, x);
+    while (nditer_next(&row)) {
         float s = 0.0f;
-        for (int64_t j = 0; j < d; j++) s += xs[rows.offset[0] + j * step];
+        for (int64_t j = 0; j < d; j++) s += xs[row.offset[0] + j * step];
         o[p++] = s;
     }
     return tensor_record(out, "sum_last_dim", sum_last_dim_backward, 1, &x);

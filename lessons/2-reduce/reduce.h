@@ -20,8 +20,8 @@
 Tensor *tensor_sum_last_dim(Tensor *x);
 
 /* Sum over one axis, as numpy's x.sum(axis, keepdims): axis may be negative (-1 is the last).
- * keepdim keeps the summed axis as size 1; otherwise it is dropped. Built on lesson 1's
- * tensor_sum_to_shape, so its backward is the broadcast back. */
+ * keepdim keeps the summed axis as size 1; otherwise a view (op "squeeze") drops it. Built on
+ * lesson 1's tensor_sum_to_shape, so its backward is the broadcast back. */
 Tensor *tensor_sum_axis(Tensor *x, int axis, bool keepdim);
 
 /* Means, by composition: a sum, then a multiply by 1/N. No kernel and no backward of their

@@ -29,7 +29,7 @@ static void expect_op(const Tensor *t, const char *function, const char *op, con
 static void probe_2_1(void) { ex2_1_row_mean(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6))); }
 
 static void check_row_mean(Tensor *x, const char *what) {
-    char message[160];
+    char message[1024];
     Tensor *got = ex2_1_row_mean(x);
     expect_op(got, "tensor_mul_scalar", "mul", "2.1", "the result (the row sums times 1/D)");
     expect_op(got->inputs[0], "tensor_sum_last_dim", "sum_last_dim", "2.1", "what is multiplied (the row sums)");
@@ -46,7 +46,9 @@ static void check_row_mean(Tensor *x, const char *what) {
     int64_t d = x->shape[x->rank - 1];
     float *expected = malloc((size_t)tensor_numel(x) * sizeof(float) + 1);
     for (int64_t i = 0; i < tensor_numel(x); i++) expected[i] = tensor_data(u)[i / d] / (float)d;
-    snprintf(message, sizeof message, "exercise 2.1: gradient of the row mean of %s, upstream %s", what, "random");
+    char us[256];
+    snprintf(message, sizeof message, "exercise 2.1: gradient of the row mean of %s, upstream %s", what,
+             format_floats(tensor_data(u), tensor_numel(u), us, sizeof us));
     EXPECT_VALUES_ARRAY(tensor_grad(x), expected, tensor_numel(x), 1e-5f, message);
     free(expected);
 }
@@ -59,9 +61,16 @@ END_TEST
 
 START_TEST(test_2_1_other_shapes) {
     Rng rng = rng_seeded(test_seed());
-    check_row_mean(tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 1), -2, 2)), "a (4,1) tensor");
-    check_row_mean(tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 5), -2, 2)), "a (2,3,5) tensor");
-    check_row_mean(tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(7), -2, 2)), "a (7,) tensor");
+    /* any rank from 1 up: the rows are along the last dim, whatever comes before it */
+    const int64_t shapes[3][3] = {{4, 1, 0}, {2, 3, 5}, {7, 0, 0}};
+    const int ranks[3] = {2, 3, 1};
+    for (int k = 0; k < 3; k++) {
+        Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, shapes[k], ranks[k], -2, 2));
+        char what[600], s[SHAPE_STR_MAX], values[300];
+        snprintf(what, sizeof what, "x of shape %s, %s (COURSE_SEED=%llu)", shape_format(x->shape, x->rank, s, sizeof s),
+                 format_floats(tensor_data(x), tensor_numel(x), values, sizeof values), (unsigned long long)test_seed());
+        check_row_mean(x, what);
+    }
 }
 END_TEST
 
@@ -89,11 +98,13 @@ static void check_backward_2_2(const float *g, int64_t rows, int64_t d, const ch
     char what[512], gs[256];
     snprintf(what, sizeof what, "exercise 2.2%s: rows = %lld, d = %lld, g = %s, gx starting at [100, 101, ...]", context,
              (long long)rows, (long long)d, format_floats(g, rows, gs, sizeof gs));
-    bool past_end = false;
-    for (int64_t i = n; i < n + GUARD; i++) past_end |= got[i] != -7.0f;
-    if (past_end) {
+    int64_t past_end = -1;
+    for (int64_t i = n + GUARD - 1; i >= n; i--)
+        if (got[i] != -7.0f) past_end = i;
+    if (past_end >= 0) {
         free(got), free(want);
-        ck_abort_msg("%s: wrote past the end of gx (it has %lld floats)", what, (long long)n);
+        ck_abort_msg("%s: wrote past the end of gx: gx[%lld] was written, but gx has %lld floats (gx[0] to gx[%lld])", what,
+                     (long long)past_end, (long long)n, (long long)n - 1);
     }
     float fresh = n > 0 ? want[0] - 100.0f : 0.0f; /* gx[0]'s gradient alone, without what gx held */
     bool overwrote = n > 0 && fabsf(got[0] - fresh) < 1e-6f && want[0] != got[0];
@@ -208,7 +219,7 @@ static void probe_2_4(void) {
 }
 
 static void check_mse(Tensor *pred, Tensor *target, const char *what) {
-    char message[256];
+    char message[1024];
     Tensor *got = ex2_4_mse_loss(pred, target);
     expect_op(got, "tensor_mul_scalar", "mul", "2.4", "the loss (the sum times 1/N)");
     expect_op(got->inputs[0], "tensor_sum", "sum", "2.4", "what is multiplied (the sum)");
@@ -243,7 +254,11 @@ START_TEST(test_2_4_random_shapes) {
     for (int k = 0; k < 3; k++) {
         Tensor *pred = tensor_requires_grad(random_tensor(test_ctx, &rng, shapes[k], 3, -2, 2));
         Tensor *target = random_tensor(test_ctx, &rng, shapes[k], 3, -2, 2);
-        check_mse(pred, target, "random (pred, target)");
+        char what[700], s[SHAPE_STR_MAX], ps[300], ts[300];
+        snprintf(what, sizeof what, "pred of shape %s, %s, and target %s (COURSE_SEED=%llu)",
+                 shape_format(pred->shape, pred->rank, s, sizeof s), format_floats(tensor_data(pred), 8, ps, sizeof ps),
+                 format_floats(tensor_data(target), 8, ts, sizeof ts), (unsigned long long)test_seed());
+        check_mse(pred, target, what);
     }
 }
 END_TEST

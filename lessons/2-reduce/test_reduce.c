@@ -50,6 +50,10 @@ START_TEST(test_mean_is_a_composition) {
     ck_assert_int_eq(tensor_backward(m), 0);
     float sixth = 1.0f / 6.0f;
     EXPECT_VALUES(tensor_grad(x), VALUES(sixth, sixth, sixth, sixth, sixth, sixth), 1e-6f, "d mean / dx = 1/N");
+    /* the price of multiplying by a rounded 1/N (docs/2-reduce.md 3.3): the mean of 41 ones */
+    Tensor *ones = tensor_zeros(test_ctx, DIMS(41));
+    for (int i = 0; i < 41; i++) tensor_data(ones)[i] = 1.0f;
+    ck_assert_float_eq(tensor_item(tensor_mean(ones)), 0.99999994f);
 }
 END_TEST
 
@@ -224,53 +228,82 @@ END_TEST
 
 /* ==== random shapes and views against a naive loop ======================================= */
 
+/* A random input of the given shape: contiguous, a transposed view (strides reversed), or a
+ * view that walks its last dim backwards from an offset (a negative stride). */
+static Tensor *random_input(Rng *rng, const int64_t *shape, int rank, const char **kind) {
+    int choice = (int)rng_int(rng, 0, 2);
+    int64_t n = shape_numel(shape, rank), strides[5], base_shape[5];
+    if (choice == 0 || n == 0) {
+        *kind = "contiguous";
+        return tensor_requires_grad(random_tensor(test_ctx, rng, shape, rank, -2, 2));
+    }
+    Tensor *base;
+    int64_t offset = 0;
+    if (choice == 1) {
+        *kind = "transposed view";
+        for (int d = 0; d < rank; d++) base_shape[d] = shape[rank - 1 - d];
+        base = random_tensor(test_ctx, rng, base_shape, rank, -2, 2);
+        int64_t base_strides[5];
+        contiguous_strides(base_shape, rank, base_strides);
+        for (int d = 0; d < rank; d++) strides[d] = base_strides[rank - 1 - d];
+    } else {
+        *kind = "view with a negative stride and an offset";
+        base = random_tensor(test_ctx, rng, shape, rank, -2, 2);
+        contiguous_strides(shape, rank, strides);
+        strides[rank - 1] = -1;
+        offset = shape[rank - 1] - 1; /* each row starts at its last element */
+    }
+    Tensor *x = tensor_as_strided(base, shape, rank, strides, offset);
+    return tensor_requires_grad(x); /* a leaf view: its own gradient is checked */
+}
+
+/* The naive reference for a sum over axis a: every input element is added into the output
+ * element whose index is its own with dim a left out, and its gradient is w there. */
+static void check_against_naive(Tensor *x, Tensor *out, int a, Rng *rng, const char *context) {
+    int64_t out_n = tensor_numel(out), n = tensor_numel(x), index[5];
+    float *want = calloc((size_t)out_n + 1, sizeof(float)), *grad = calloc((size_t)n + 1, sizeof(float));
+    Tensor *w = random_tensor(test_ctx, rng, out->shape, out->rank, -1, 1);
+    for (int64_t i = 0; i < n; i++) {
+        unravel_index(i, x->shape, x->rank, index);
+        int64_t o = 0;
+        for (int d = 0; d < x->rank; d++)
+            if (d != a) o = o * x->shape[d] + index[d];
+        want[o] += tensor_get(x, index);
+        grad[i] = tensor_data(w)[o];
+    }
+    EXPECT_VALUES_ARRAY(out, want, out_n, 1e-5f, context);
+    tensor_zero_grad(x);
+    ck_assert_msg(tensor_backward_from(out, w) == 0, "%s: %s", context, tensor_error());
+    EXPECT_VALUES_ARRAY(tensor_grad(x), grad, n, 1e-5f, context);
+    free(want);
+    free(grad);
+}
+
 START_TEST(test_random_against_naive) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed);
     for (int trial = 0; trial < 200; trial++) {
-        int64_t shape[5], base_shape[5];
+        int64_t shape[5];
         int rank = (int)rng_int(&rng, 1, 5);
         random_shape(&rng, rank, 0, 3, shape);
-        /* half the time a transposed view: a base of the reversed shape, read with reversed strides */
-        bool transposed = rng_int(&rng, 0, 1);
-        for (int d = 0; d < rank; d++) base_shape[d] = transposed ? shape[rank - 1 - d] : shape[d];
-        Tensor *base = tensor_requires_grad(random_tensor(test_ctx, &rng, base_shape, rank, -2, 2));
-        Tensor *x = base;
-        if (transposed) {
-            int64_t base_strides[5], strides[5];
-            contiguous_strides(base_shape, rank, base_strides);
-            for (int d = 0; d < rank; d++) strides[d] = base_strides[rank - 1 - d];
-            x = tensor_as_strided(base, shape, rank, strides, 0);
-            x->requires_grad = true;
-        }
+        const char *kind;
+        Tensor *x = random_input(&rng, shape, rank, &kind);
         int axis = (int)rng_int(&rng, -rank, rank - 1);
         bool keepdim = rng_int(&rng, 0, 1);
-        char s[SHAPE_STR_MAX], context[200];
-        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: sum_axis of %s%s over axis %d, keepdim %d",
-                 (unsigned long long)seed, trial, shape_format(shape, rank, s, sizeof s),
-                 transposed ? " (transposed view)" : "", axis, keepdim);
+        char s[SHAPE_STR_MAX], context[256];
+        shape_format(shape, rank, s, sizeof s);
+
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: sum_axis of %s (%s) over axis %d, keepdim %d",
+                 (unsigned long long)seed, trial, s, kind, axis, keepdim);
         Tensor *out = tensor_sum_axis(x, axis, keepdim);
         ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+        check_against_naive(x, out, axis < 0 ? axis + rank : axis, &rng, context);
 
-        /* naive: for every input index, add x into the output element whose index is the same
-         * with the axis set to 0 (or removed); and its gradient is w at that output element */
-        int a = axis < 0 ? axis + rank : axis;
-        int64_t out_n = tensor_numel(out), n = shape_numel(shape, rank), index[5];
-        float *want = calloc((size_t)out_n + 1, sizeof(float)), *grad = calloc((size_t)n + 1, sizeof(float));
-        Tensor *w = random_tensor(test_ctx, &rng, out->shape, out->rank, -1, 1);
-        for (int64_t i = 0; i < n; i++) {
-            unravel_index(i, shape, rank, index);
-            int64_t o = 0;
-            for (int d = 0; d < rank; d++)
-                if (d != a) o = o * shape[d] + index[d];
-            want[o] += tensor_get(x, index);
-            grad[i] = tensor_data(w)[o];
-        }
-        EXPECT_VALUES_ARRAY(out, want, out_n, 1e-5f, context);
-        ck_assert_msg(tensor_backward_from(out, w) == 0, "%s: %s", context, tensor_error());
-        EXPECT_VALUES_ARRAY(tensor_grad(x), grad, n, 1e-5f, context);
-        free(want);
-        free(grad);
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: sum_last_dim of %s (%s)", (unsigned long long)seed,
+                 trial, s, kind);
+        out = tensor_sum_last_dim(x);
+        ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+        check_against_naive(x, out, rank - 1, &rng, context);
     }
 }
 END_TEST

@@ -90,7 +90,7 @@ static void section_table(Ctx *ctx) {
                  shape_format(out->shape, out->rank, so, sizeof so));
         for (int64_t i = 0, used = 0; i < tensor_numel(g); i++)
             used += snprintf(upstream + used, sizeof upstream - (size_t)used, "%s%g", i ? ", " : "", (double)tensor_data(g)[i]);
-        printf("  %-13s %-16s %-32s %-12s", names[k], shapes, rules[k], upstream);
+        printf("  %-13s %-16s %-32s %-12s ", names[k], shapes, rules[k], upstream);
         const float *gx = tensor_data(tensor_grad(x));
         for (int i = 0; i < 6; i++) printf("%s%.4g", i ? " " : "[", (double)gx[i]);
         printf("]\n");
