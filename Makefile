@@ -7,6 +7,7 @@
 #   solutions.c          the reference solutions
 #   test_TOPIC.c         the lesson's core tests (Check)
 #   test_exercises.c     the exercise tests and the exercise table (ids, titles, points)
+#   plot.c, plot.gp      optional: the data and the gnuplot script of the lesson's plot
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
@@ -46,7 +47,7 @@ lesson_number = $(firstword $(subst -, ,$(notdir $(1))))
 lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-NOT_LIBRARY := walkthrough.c exercises.c solutions.c test_%.c
+NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c test_%.c
 LIBRARY_SOURCES := $(wildcard common/*.c) \
     $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
 LIBRARY := $(BUILD)/libcourse.a
@@ -56,12 +57,12 @@ TENSOR_TESTS := $(BUILD)/tests/test_tensor
 # ---- what the command line asks for --------------------------------------------------
 # `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
 # chooses which lesson the verb acts on.
-VERBS := test check
+VERBS := test check plot plots
 VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps docs check-docs clean help $(VERBS)
+.PHONY: all test check deps plot-deps docs check-docs clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -84,7 +85,10 @@ $(TENSOR_TESTS): $(call obj,tests/test_tensor.c) $(HARNESS) $(LIBRARY)
 	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
 
 deps:
-	@sh tests/ensure-deps.sh
+	@sh tests/ensure-deps.sh check
+
+plot-deps:
+	@sh tests/ensure-deps.sh gnuplot
 
 # ---- one block of rules per lesson -----------------------------------------------------
 define LESSON_RULES
@@ -115,6 +119,23 @@ $$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+
+ifneq ($(wildcard $(1)/plot.c),)
+# The plot: plot.c writes the data, plot.gp draws it (headless, PNG).
+$$(L$(2)_OUT)/plot: $(call obj,$(1)/plot.c) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+
+$$(L$(2)_OUT)/$(3).png: $$(L$(2)_OUT)/plot $(1)/plot.gp | plot-deps
+	$$(say) PLOT $$@
+	$$(Q)$$(L$(2)_OUT)/plot $$(L$(2)_OUT)/$(3).dat
+	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3).dat'; output='$$@'" $(1)/plot.gp
+
+LESSON_PROGRAMS += $$(L$(2)_OUT)/plot
+PLOTS += $$(L$(2)_OUT)/$(3).png
+PLOT_$(2) := $$(L$(2)_OUT)/$(3).png
+endif
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises $$(L$(2)_OUT)/test_solutions
 ALL_CORE_TESTS += $$(L$(2)_OUT)/test_core
@@ -152,10 +173,25 @@ endif
 
 # The walk-through output quoted in docs/ is copied from the programs, never typed in.
 WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(d))/walkthrough)
-docs: $(WALKTHROUGHS)
+docs: $(WALKTHROUGHS) $(PLOTS)
 	@BUILD='$(BUILD)' sh tests/docs.sh update
+	@mkdir -p docs/img
+	@for d in $(LESSON_DIRS); do n=$${d#lessons/}; n=$${n%%-*}; t=$${d#lessons/*-}; \
+	    if [ -f $(BUILD)/lesson$$n/$$t.png ]; then cp $(BUILD)/lesson$$n/$$t.png docs/img/$$n-$$t.png; \
+	    echo "copied docs/img/$$n-$$t.png"; fi; done
 check-docs: $(WALKTHROUGHS)
 	@BUILD='$(BUILD)' sh tests/docs.sh check
+
+# `make plots` (or `make plot`): every lesson's plot. `make lessonN plot`: lesson N's.
+ifeq ($(SELECTED),)
+plot plots: $(PLOTS)
+	@for p in $^; do echo "wrote $$p"; done
+else
+SELECTED_PLOTS := $(foreach d,$(SELECTED),$(PLOT_$(call lesson_number,$(d))))
+plot plots: $(SELECTED_PLOTS)
+	@for d in $(SELECTED); do [ -n "$$(ls $$d/plot.c 2>/dev/null)" ] || echo "$$d has no plot"; done
+	@for p in $^; do echo "wrote $$p"; done
+endif
 
 clean:
 	rm -rf $(BUILD)
@@ -165,7 +201,8 @@ help:
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
 	@echo "make test            run every test: the core, your exercises, the reference solutions"
-	@echo "make docs            copy the walk-throughs' output into docs/ (make check-docs compares)"
+	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
+	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
 	@echo "Variables: V=1 (show commands), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"

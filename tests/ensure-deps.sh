@@ -1,18 +1,32 @@
 #!/bin/sh
-# ensure-deps.sh - makes sure what the tests need is installed: the Check unit-test framework,
-# found through pkg-config. As root on Debian or Ubuntu it installs them with apt-get;
-# otherwise it prints the command to run and fails.
-packages="check pkg-config"
-
-have_deps() {
-    command -v pkg-config >/dev/null 2>&1 && pkg-config --exists check
-}
+# ensure-deps.sh - makes sure a tool the course needs is installed, and says how if it is not.
+#   tests/ensure-deps.sh check     the Check unit-test framework and pkg-config (for the tests)
+#   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
+# As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
+# to run and fails.
+what=${1:-check}
+case $what in
+check)
+    packages="check pkg-config"
+    need="the Check framework and pkg-config"
+    have_deps() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists check; }
+    ;;
+gnuplot)
+    packages="gnuplot-nox"
+    need="gnuplot"
+    have_deps() { command -v gnuplot >/dev/null 2>&1; }
+    ;;
+*)
+    echo "ensure-deps.sh: unknown dependency '$what'" >&2
+    exit 2
+    ;;
+esac
 
 have_deps && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "The tests need the Check framework and pkg-config, which are missing."
-    echo "Installing them: apt-get install -y $packages"
+    echo "This needs $need, which is missing."
+    echo "Installing: apt-get install -y $packages"
     export DEBIAN_FRONTEND=noninteractive
     # Try the package lists already on the machine first; refresh them only if that fails.
     if ! apt-get install -y -q $packages >/dev/null 2>&1; then
@@ -20,22 +34,24 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get install -y -q $packages >/dev/null 2>&1
     fi
     if have_deps; then
-        echo "Installed: check $(pkg-config --modversion check)."
+        echo "Installed $packages."
         exit 0
     fi
     echo "apt-get could not install them. Try by hand: apt-get update && apt-get install -y $packages" >&2
     exit 1
 fi
 
-echo "The tests need the Check framework and pkg-config, which are missing. Install them with:" >&2
+echo "This needs $need, which is missing. Install it with:" >&2
 if command -v apt-get >/dev/null 2>&1; then
     echo "    sudo apt-get install -y $packages" >&2
 elif command -v dnf >/dev/null 2>&1; then
-    echo "    sudo dnf install -y check-devel pkgconf-pkg-config" >&2
+    [ "$what" = check ] && echo "    sudo dnf install -y check-devel pkgconf-pkg-config" >&2
+    [ "$what" = gnuplot ] && echo "    sudo dnf install -y gnuplot" >&2
 elif command -v brew >/dev/null 2>&1; then
-    echo "    brew install check pkg-config" >&2
+    [ "$what" = check ] && echo "    brew install check pkg-config" >&2
+    [ "$what" = gnuplot ] && echo "    brew install gnuplot" >&2
 else
-    echo "    sudo apt-get install -y $packages    (or your system's packages for Check and pkg-config)" >&2
+    echo "    sudo apt-get install -y $packages    (or your system's packages for $need)" >&2
 fi
 echo "then run make again." >&2
 exit 1

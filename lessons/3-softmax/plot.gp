@@ -1,0 +1,29 @@
+# plot.gp - lesson 3's plot: the naive and the stable softmax against the logit scale.
+# usage: gnuplot -e "data='FILE.dat'; output='FILE.png'" plot.gp   (no display needed)
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+    set terminal pngcairo size 960,540 font ",11"
+} else {
+    set terminal png size 960,540
+}
+set output output
+
+# Where float32 gives out: e^x passes the largest float32 (2^128 - 2^104) above `overflow`,
+# and rounds to 0 (below half the smallest float32, 2^-149) below `underflow`.
+overflow = log(2.0**128 - 2.0**104)
+underflow = log(2.0**-150)
+
+set title "softmax([s-2, s-1, s]) in float32: error against a double-precision reference"
+set xlabel "logit scale s"
+set ylabel "max |p - p_{ref}|   (1 = nan)"
+set logscale y
+set yrange [5e-10:5]
+set format y "10^{%L}"
+set xrange [-120:120]
+set grid
+set key top center
+set arrow from overflow, graph 0 to overflow, graph 1 nohead dashtype 2
+set label sprintf("e^s overflows\n(s > %.2f)", overflow) at overflow + 2, 2e-9 left
+set arrow from underflow, graph 0 to underflow, graph 1 nohead dashtype 2
+set label sprintf("every e^x rounds\nto 0 (s < %.2f)", underflow) at underflow + 2, 2e-9 left
+plot data using 1:2 with lines linewidth 2 title "naive: exp(x) / sum exp(x)", \
+     data using 1:3 with lines linewidth 2 title "stable: exp(x - max) / sum exp(x - max)"

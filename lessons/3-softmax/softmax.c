@@ -1,0 +1,189 @@
+/*
+ * softmax.c - lesson 3: numerically stable softmax, log-softmax and cross-entropy.
+ *
+ * Read top to bottom: the naive formula (for comparison), one stable row, the softmax op and
+ * its backward, log-softmax through log-sum-exp and its backward, then cross-entropy from
+ * logits. docs/3-softmax.md explains every step.
+ *
+ * Names: a row is the D entries along the last dim. x is the input row, read with stride
+ * `step` (so views work); s = softmax(x); g is the upstream gradient of the output; gx the
+ * input's gradient. m is the row's max.
+ */
+#include "softmax.h"
+
+#include <math.h>
+
+/* ==== for comparison: the formula as written ============================================ */
+
+void softmax_naive_row(const float *x, int64_t d, float *out) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < d; j++) {
+        out[j] = expf(x[j]); /* inf once x[j] is above ~88.72 */
+        sum += out[j];
+    }
+    for (int64_t j = 0; j < d; j++) out[j] /= sum; /* inf / inf = nan */
+}
+
+/* ==== one row, stable ===================================================================== */
+
+/* The row's max. Starting at -INFINITY (not a "very negative" sentinel such as -10000) means
+ * every real score, however negative, replaces it. nan entries are skipped here and make the
+ * whole row nan later, through exp and the sum. */
+static float row_max(const float *x, int64_t step, int64_t d) {
+    float m = -INFINITY;
+    for (int64_t j = 0; j < d; j++)
+        if (x[j * step] > m) m = x[j * step];
+    return m;
+}
+
+/* s_j = exp(x_j - m) / sum_k exp(x_k - m). Every exponent is <= 0, so every exp is in (0, 1]:
+ * nothing overflows, and the largest term is exactly 1, so the sum is at least 1. */
+static void softmax_row(const float *x, int64_t step, int64_t d, float *s) {
+    float m = row_max(x, step, d), sum = 0.0f;
+    for (int64_t j = 0; j < d; j++) {
+        s[j] = expf(x[j * step] - m);
+        sum += s[j];
+    }
+    for (int64_t j = 0; j < d; j++) s[j] /= sum;
+}
+
+/* log(sum_j exp(x_j)), computed as m + log(sum_j exp(x_j - m)) */
+static float row_logsumexp(const float *x, int64_t step, int64_t d) {
+    float m = row_max(x, step, d), sum = 0.0f;
+    for (int64_t j = 0; j < d; j++) sum += expf(x[j * step] - m);
+    return m + logf(sum);
+}
+
+/* Shared by the two row ops: checks x and makes a contiguous output of its shape. */
+static Tensor *row_op_output(const char *op, Tensor *x) {
+    if (!x) return tensor_null_input(op, "x"), NULL;
+    if (x->rank == 0) {
+        tensor_set_error("%s: a rank-0 tensor (a scalar) has no last dim to normalize over", op);
+        return NULL;
+    }
+    return tensor_zeros(x->ctx, x->shape, x->rank);
+}
+
+/* ==== softmax ============================================================================= */
+
+/* s = softmax(x) along a row. ds_i/dx_j = s_i (delta_ij - s_j), so
+ * dx_j = sum_i g_i s_i (delta_ij - s_j) = s_j (g_j - sum_i g_i s_i): one dot per row. */
+static void softmax_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t d = x->shape[x->rank - 1], rows = d ? tensor_numel(x) / d : 0;
+    const float *s = tensor_data(out), *g = tensor_data(out->grad);
+    float *gx = tensor_grad_data(x);
+    for (int64_t p = 0; p < rows; p++, s += d, g += d, gx += d) {
+        float dot = 0.0f;
+        for (int64_t j = 0; j < d; j++) dot += g[j] * s[j];
+        for (int64_t j = 0; j < d; j++) gx[j] += s[j] * (g[j] - dot);
+    }
+}
+
+Tensor *tensor_softmax_last_dim(Tensor *x) {
+    Tensor *out = row_op_output("softmax_last_dim", x);
+    if (!out) return NULL;
+    int64_t d = x->shape[x->rank - 1], step = x->strides[x->rank - 1];
+    float *s = tensor_data(out);
+    NdIter rows;
+    nditer_init_rows(&rows, x);
+    while (nditer_next(&rows)) {
+        softmax_row(tensor_data(x) + rows.offset[0], step, d, s);
+        s += d;
+    }
+    return tensor_record(out, "softmax_last_dim", softmax_backward, 1, &x);
+}
+
+/* ==== log-softmax ========================================================================= */
+
+/* y = log_softmax(x) = x - logsumexp(x), so dy_i/dx_j = delta_ij - s_j and
+ * dx_j = g_j - s_j * sum_i g_i, with s_j = exp(y_j). */
+static void log_softmax_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t d = x->shape[x->rank - 1], rows = d ? tensor_numel(x) / d : 0;
+    const float *y = tensor_data(out), *g = tensor_data(out->grad);
+    float *gx = tensor_grad_data(x);
+    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) {
+        float total = 0.0f;
+        for (int64_t j = 0; j < d; j++) total += g[j];
+        for (int64_t j = 0; j < d; j++) gx[j] += g[j] - expf(y[j]) * total;
+    }
+}
+
+Tensor *tensor_log_softmax_last_dim(Tensor *x) {
+    Tensor *out = row_op_output("log_softmax_last_dim", x);
+    if (!out) return NULL;
+    int64_t d = x->shape[x->rank - 1], step = x->strides[x->rank - 1];
+    float *y = tensor_data(out);
+    NdIter rows;
+    nditer_init_rows(&rows, x);
+    while (nditer_next(&rows)) {
+        const float *row = tensor_data(x) + rows.offset[0];
+        float lse = row_logsumexp(row, step, d);
+        for (int64_t j = 0; j < d; j++) y[j] = row[j * step] - lse;
+        y += d;
+    }
+    return tensor_record(out, "log_softmax_last_dim", log_softmax_backward, 1, &x);
+}
+
+/* ==== cross-entropy from logits ============================================================ */
+
+/* loss = mean over n of (logsumexp(row n) - row n[t_n]). Its gradient with respect to row n
+ * is (softmax(row n) - onehot(t_n)) / N, times the upstream gradient of the loss. The
+ * softmax is recomputed from the logits, one entry at a time, rather than stored. */
+static void cross_entropy_backward(Tensor *out) {
+    Tensor *logits = out->inputs[0];
+    const int64_t *targets = out->saved;
+    int64_t n = logits->shape[0], c = logits->shape[1], step = logits->strides[1];
+    float scale = tensor_data(out->grad)[0] / (float)n;
+    float *gx = tensor_grad_data(logits);
+    for (int64_t i = 0; i < n; i++, gx += c) {
+        const float *row = tensor_data(logits) + i * logits->strides[0];
+        float m = row_max(row, step, c), sum = 0.0f;
+        for (int64_t j = 0; j < c; j++) sum += expf(row[j * step] - m);
+        for (int64_t j = 0; j < c; j++) {
+            float s = expf(row[j * step] - m) / sum;
+            gx[j] += scale * (s - (j == targets[i] ? 1.0f : 0.0f));
+        }
+    }
+}
+
+Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_targets) {
+    const char *op = "cross_entropy";
+    char s[SHAPE_STR_MAX];
+    if (!logits) return tensor_null_input(op, "logits"), NULL;
+    if (logits->rank != 2) {
+        tensor_set_error("%s: logits must have shape (N, C), got %s", op,
+                         shape_format(logits->shape, logits->rank, s, sizeof s));
+        return NULL;
+    }
+    int64_t n = logits->shape[0], c = logits->shape[1];
+    if (n_targets != n) {
+        tensor_set_error("%s: %lld targets for logits of shape %s; there must be one per row", op,
+                         (long long)n_targets, shape_format(logits->shape, logits->rank, s, sizeof s));
+        return NULL;
+    }
+    if (n > 0 && !targets) {
+        tensor_set_error("%s: targets is NULL", op);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (targets[i] < 0 || targets[i] >= c) {
+            tensor_set_error("%s: target %lld at position %lld is out of range for %lld classes", op,
+                             (long long)targets[i], (long long)i, (long long)c);
+            return NULL;
+        }
+    }
+    Tensor *out = tensor_zeros(logits->ctx, NULL, 0);
+    int64_t *saved = ctx_alloc(logits->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved);
+    if (!out || !saved) return NULL;
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = tensor_data(logits) + i * logits->strides[0];
+        total += (double)(row_logsumexp(row, logits->strides[1], c) - row[targets[i] * logits->strides[1]]);
+        saved[i] = targets[i];
+    }
+    tensor_data(out)[0] = (float)(total / (double)n); /* 0 / 0 = nan for no rows */
+    out->saved = saved;
+    return tensor_record(out, op, cross_entropy_backward, 1, &logits);
+}

@@ -1,0 +1,216 @@
+/*
+ * test_exercises.c - checks lesson 3's exercises (exercises.c, or solutions.c for the
+ * reference run). Expected answers come from the chapter and from the library (softmax.c),
+ * never from the file under test. The exercise table at the bottom declares each exercise's
+ * id, title and points.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exercises.h"
+#include "harness.h"
+#include "softmax.h"
+
+/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
+enum { GUARD = 16 };
+static const float MARK = -12345.0f;
+
+/* The library's softmax of one row, and its gradient for upstream g, for holding answers against. */
+static void library_row(const float *x, int64_t d, const float *g, float *s, float *gx) {
+    Tensor *t = tensor_requires_grad(EXPECT_OK(tensor_from(test_ctx, DIMS(d), x, d)));
+    Tensor *out = EXPECT_OK(tensor_softmax_last_dim(t));
+    memcpy(s, tensor_data(out), (size_t)d * sizeof(float));
+    if (g) {
+        ck_assert_int_eq(tensor_backward_from(out, EXPECT_OK(tensor_from(test_ctx, DIMS(d), g, d))), 0);
+        memcpy(gx, tensor_data(tensor_grad(t)), (size_t)d * sizeof(float));
+    }
+}
+
+/* Runs a row exercise on x with a guard region behind out, and compares with want. */
+static void check_row(void (*fn)(const float *, int64_t, float *), const char *id, const float *x, int64_t d,
+                      const float *want, float tol, const char *context) {
+    float *out = malloc((size_t)(d + GUARD) * sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    for (int64_t j = 0; j < d + GUARD; j++) out[j] = MARK;
+    fn(x, d, out);
+    char what[512], xs[256];
+    snprintf(what, sizeof what, "exercise %s%s: x = %s", id, context, format_floats(x, d, xs, sizeof xs));
+    bool past_end = false;
+    for (int64_t j = d; j < d + GUARD; j++) past_end |= out[j] != MARK;
+    float copy[64];
+    int64_t shown = d < 64 ? d : 64;
+    memcpy(copy, out, (size_t)shown * sizeof(float));
+    free(out);
+    ck_assert_msg(!past_end, "%s: wrote past the end of out (out has %lld floats)", what, (long long)d);
+    EXPECT_ARRAY(copy, want, shown, tol, what);
+}
+
+/* ==== 3.1 d = 2 by hand ================================================================== */
+
+static void probe_3_1(void) {
+    float dx0, dx1;
+    ex3_1_softmax2_backward(0.5f, 0.5f, 1, 0, &dx0, &dx1);
+}
+
+static void check_3_1(float x0, float x1, float g0, float g1) {
+    float s[2], want[2], got[2] = {MARK, MARK};
+    library_row((const float[]){x0, x1}, 2, (const float[]){g0, g1}, s, want);
+    ex3_1_softmax2_backward(s[0], s[1], g0, g1, &got[0], &got[1]);
+    char what[256];
+    snprintf(what, sizeof what, "exercise 3.1: s = (%.6g, %.6g) (the softmax of (%g, %g)), g = (%g, %g): (dx0, dx1)",
+             (double)s[0], (double)s[1], (double)x0, (double)x1, (double)g0, (double)g1);
+    EXPECT_ARRAY(got, want, 2, 1e-5f, what);
+}
+
+START_TEST(test_3_1_examples) {
+    check_3_1(0, 0, 1, 0); /* s = (0.5, 0.5): (0.25, -0.25) */
+    check_3_1(0, 0, 0, 1);
+    check_3_1(1, 2, 1, 0);
+    check_3_1(1, 2, 1, 1); /* the same push on both: no change at all */
+    check_3_1(-3, 2, 0.5f, -2);
+}
+END_TEST
+
+START_TEST(test_3_1_random) {
+    Rng rng = rng_seeded(test_seed() + 31);
+    for (int trial = 0; trial < 100; trial++)
+        check_3_1(rng_float(&rng, -4, 4), rng_float(&rng, -4, 4), rng_float(&rng, -2, 2), rng_float(&rng, -2, 2));
+}
+END_TEST
+
+/* ==== 3.2 a stable row ==================================================================== */
+
+static void probe_3_2(void) {
+    float out[3];
+    ex3_2_softmax_row((const float[]){1, 2, 3}, 3, out);
+}
+
+static void check_3_2(const float *x, int64_t d, const char *context) {
+    float want[64];
+    library_row(x, d, NULL, want, NULL);
+    check_row(ex3_2_softmax_row, "3.2", x, d, want, 1e-5f, context);
+}
+
+START_TEST(test_3_2_chapter_and_stability) {
+    check_3_2((const float[]){1, 2, 3}, 3, " (the chapter: [0.0900, 0.2447, 0.6652])");
+    check_3_2((const float[]){5}, 1, " (one entry)");
+    check_3_2((const float[]){1000, 1001, 1002}, 3, " (exp(1000) overflows: subtract the max first)");
+    check_3_2((const float[]){1e4f, 0, -1e4f}, 3, " (logits of size 1e4)");
+    check_3_2((const float[]){-1e5f, -1e5f + 1, -1e5f + 2}, 3,
+              " (every score is below -10000: start the max at -INFINITY, not at a sentinel)");
+}
+END_TEST
+
+START_TEST(test_3_2_masks_and_random) {
+    check_3_2((const float[]){1, -INFINITY, 3}, 3, " (a masked entry must get exactly 0)");
+    check_3_2((const float[]){-INFINITY, -INFINITY}, 2, " (all masked: nan)");
+    check_3_2((const float[]){-INFINITY, 0}, 2, " (a masked entry first)");
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 32);
+    char context[96];
+    float x[16];
+    for (int trial = 0; trial < 100; trial++) {
+        int64_t d = rng_int(&rng, 1, 16);
+        float scale = rng_float(&rng, 0.1f, 200.0f);
+        for (int64_t j = 0; j < d; j++) x[j] = rng_float(&rng, -scale, scale);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_3_2(x, d, context);
+    }
+}
+END_TEST
+
+/* ==== 3.3 a row's backward =============================================================== */
+
+static void probe_3_3(void) {
+    float dx[3] = {0};
+    ex3_3_softmax_row_backward((const float[]){0.2f, 0.3f, 0.5f}, (const float[]){1, 0, 0}, 3, dx);
+}
+
+static void check_3_3(const float *x, const float *g, int64_t d, const char *context) {
+    float s[64], want[64], got[64 + GUARD];
+    library_row(x, d, g, s, want);
+    for (int64_t j = 0; j < d; j++) {
+        got[j] = 10.0f + (float)j; /* gradients already there: add, do not overwrite */
+        want[j] += 10.0f + (float)j;
+    }
+    for (int64_t j = d; j < d + GUARD; j++) got[j] = MARK;
+    ex3_3_softmax_row_backward(s, g, d, got);
+    char what[512], ss[256], gs[256];
+    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...]", context,
+             format_floats(s, d, ss, sizeof ss), format_floats(g, d, gs, sizeof gs));
+    bool past_end = false;
+    for (int64_t j = d; j < d + GUARD; j++) past_end |= got[j] != MARK;
+    ck_assert_msg(!past_end, "%s: wrote past the end of dx (dx has %lld floats)", what, (long long)d);
+    ck_assert_msg(fabsf(got[0] - (want[0] - 10.0f)) > 1e-6f,
+                  "%s: dx[0] is %g, the new gradient alone: add it to what dx already holds (+=), do not overwrite dx",
+                  what, (double)got[0]);
+    EXPECT_ARRAY(got, want, d, 1e-5f, what);
+}
+
+START_TEST(test_3_3_examples) {
+    check_3_3((const float[]){1, 2, 3}, (const float[]){1, 0, 0}, 3, " (loss = s0)");
+    check_3_3((const float[]){1, 2, 3}, (const float[]){1, 1, 1}, 3, " (the same upstream everywhere: no change)");
+    check_3_3((const float[]){0.5f}, (const float[]){3}, 1, " (one entry)");
+}
+END_TEST
+
+START_TEST(test_3_3_random) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 33);
+    char context[96];
+    float x[16], g[16];
+    for (int trial = 0; trial < 100; trial++) {
+        int64_t d = rng_int(&rng, 1, 16);
+        for (int64_t j = 0; j < d; j++) x[j] = rng_float(&rng, -5, 5), g[j] = rng_float(&rng, -2, 2);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_3_3(x, g, d, context);
+    }
+}
+END_TEST
+
+/* ==== 3.4 log-softmax via log-sum-exp ===================================================== */
+
+static void probe_3_4(void) {
+    float out[3];
+    ex3_4_log_softmax_row((const float[]){1, 2, 3}, 3, out);
+}
+
+static void check_3_4(const float *x, int64_t d, const char *context) {
+    Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(EXPECT_OK(tensor_from(test_ctx, DIMS(d), x, d))));
+    check_row(ex3_4_log_softmax_row, "3.4", x, d, tensor_data(y), 1e-5f, context);
+}
+
+START_TEST(test_3_4_examples) {
+    check_3_4((const float[]){1, 2, 3}, 3, "");
+    check_3_4((const float[]){0, 200}, 2, " (log(softmax) gives log(0) = -inf here: use log-sum-exp)");
+    check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)");
+    check_3_4((const float[]){-INFINITY, 0, 1}, 3, " (a masked entry: -inf)");
+    check_3_4((const float[]){7}, 1, " (one entry: log 1 = 0)");
+}
+END_TEST
+
+START_TEST(test_3_4_random) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 34);
+    char context[96];
+    float x[16];
+    for (int trial = 0; trial < 100; trial++) {
+        int64_t d = rng_int(&rng, 1, 16);
+        float scale = rng_float(&rng, 0.1f, 300.0f);
+        for (int64_t j = 0; j < d; j++) x[j] = rng_float(&rng, -scale, scale);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_3_4(x, d, context);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const Exercise exercises[] = {
+        {"3.1", "softmax of two scores: the gradient by hand", 2, probe_3_1, {test_3_1_examples, test_3_1_random}},
+        {"3.2", "a stable softmax row", 3, probe_3_2, {test_3_2_chapter_and_stability, test_3_2_masks_and_random}},
+        {"3.3", "softmax's backward for a row", 3, probe_3_3, {test_3_3_examples, test_3_3_random}},
+        {"3.4", "log-softmax through log-sum-exp", 3, probe_3_4, {test_3_4_examples, test_3_4_random}},
+    };
+    return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
+}

@@ -1,0 +1,273 @@
+/*
+ * test_softmax.c - lesson 3's core tests. They mirror the chapter's section 4 (its
+ * test_softmax: the values of softmax([1,2,3]) and a sum of 1), then go past it: the naive
+ * formula's overflow, stability for logits of size 1e4, the edge cases softmax.h decides
+ * (-inf, all -inf, nan, +inf, D = 1, D = 0), views, log-softmax, cross-entropy and its
+ * errors, a gradient check of every op, and seeded random rows against a double-precision
+ * reference.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "broadcast.h"
+#include "gradcheck.h"
+#include "harness.h"
+#include "softmax.h"
+
+/* The reference: softmax of one row in double precision, the stable way. */
+static void reference_softmax(const float *x, int64_t d, double *p) {
+    double m = -INFINITY, sum = 0.0;
+    for (int64_t j = 0; j < d; j++) m = x[j] > m ? x[j] : m;
+    for (int64_t j = 0; j < d; j++) sum += p[j] = exp((double)x[j] - m);
+    for (int64_t j = 0; j < d; j++) p[j] /= sum;
+}
+
+/* ==== the chapter ======================================================================== */
+
+START_TEST(test_softmax) {
+    Tensor *x = tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3));
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x));
+    EXPECT_VALUES(s, VALUES(0.0900f, 0.2447f, 0.6652f), 2e-4f, "softmax([1, 2, 3])");
+    float sum = tensor_data(s)[0] + tensor_data(s)[1] + tensor_data(s)[2];
+    ck_assert_float_eq_tol(sum, 1.0f, 1e-6f);
+    /* and every row of a batch on its own */
+    Tensor *batch = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 3, 2, 1));
+    EXPECT_VALUES(tensor_softmax_last_dim(batch), VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f,
+                  "softmax of two rows");
+}
+END_TEST
+
+START_TEST(test_naive_overflows_stable_does_not) {
+    /* e^x passes float32's largest value, ~3.4e38, just above x = 88.72 */
+    ck_assert(isfinite(expf(88.72f)));
+    ck_assert(isinf(expf(88.73f)));
+    ck_assert_float_eq_tol(logf(FLT_MAX), 88.7228f, 1e-3f);
+    float small[3] = {1, 2, 3}, big[3] = {99, 100, 101}, out[3];
+    softmax_naive_row(small, 3, out);
+    ck_assert_float_eq_tol(out[2], 0.6652f, 1e-4f);
+    softmax_naive_row(big, 3, out);
+    ck_assert_msg(isnan(out[0]) && isnan(out[2]), "the naive softmax of [99, 100, 101] should be nan (inf / inf)");
+    Tensor *s = tensor_softmax_last_dim(tensor_from(test_ctx, DIMS(3), VALUES(99, 100, 101)));
+    EXPECT_VALUES(s, VALUES(0.0900f, 0.2447f, 0.6652f), 2e-4f, "the stable softmax of [99, 100, 101]");
+}
+END_TEST
+
+START_TEST(test_stable_for_huge_logits) {
+    Tensor *x = tensor_from(test_ctx, DIMS(4, 3),
+                            VALUES(1e4f, 1e4f - 1, 1e4f - 2, -1e4f, -1e4f + 1, -1e4f + 2, 1e4f, 0, -1e4f, -1e5f, -1e5f + 1,
+                                   -1e5f + 2));
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x));
+    EXPECT_VALUES(s, VALUES(0.6652f, 0.2447f, 0.0900f, 0.0900f, 0.2447f, 0.6652f, 1, 0, 0, 0.0900f, 0.2447f, 0.6652f), 2e-4f,
+                  "softmax of logits of size 1e4 and 1e5");
+    Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(tensor_from(test_ctx, DIMS(2), VALUES(0, 1e4f))));
+    EXPECT_VALUES(y, VALUES(-1e4f, 0), 1e-6f, "log_softmax of [0, 1e4]");
+}
+END_TEST
+
+/* ==== edge cases ========================================================================= */
+
+START_TEST(test_edge_cases) {
+    Tensor *x = tensor_from(test_ctx, DIMS(5, 3),
+                            VALUES(1, -INFINITY, 3,                  /* a masked entry */
+                                   -INFINITY, -INFINITY, -INFINITY,  /* nothing left */
+                                   1, NAN, 3,                        /* nan */
+                                   1, INFINITY, 3,                   /* +inf */
+                                   5, 6, 7));                        /* an ordinary row */
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x));
+    const float *p = tensor_data(s);
+    ck_assert_msg(p[1] == 0.0f, "a masked (-inf) entry gets exactly 0, got %g", (double)p[1]);
+    ck_assert_float_eq_tol(p[0], 0.1192f, 1e-4f);
+    ck_assert_float_eq_tol(p[2], 0.8808f, 1e-4f);
+    for (int k = 3; k < 12; k++) ck_assert_msg(isnan(p[k]), "element %d: rows with all -inf, nan or +inf are nan", k);
+    EXPECT_VALUES_ARRAY(tensor_as_strided(s, DIMS(3), STRIDES(1), 12), ((const float[]){0.0900f, 0.2447f, 0.6652f}), 3,
+                        2e-4f, "a bad row leaves the other rows alone");
+    Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    ck_assert(isinf(tensor_data(y)[1]) && tensor_data(y)[1] < 0);
+    ck_assert(isnan(tensor_data(y)[3]) && isnan(tensor_data(y)[7]));
+    /* D = 1: the only entry has probability 1 (and log-probability 0), whatever it is */
+    EXPECT_VALUES(tensor_softmax_last_dim(tensor_from(test_ctx, DIMS(3, 1), VALUES(-50, 0, 1e4f))), VALUES(1, 1, 1), 0,
+                  "softmax with D = 1");
+    EXPECT_VALUES(tensor_log_softmax_last_dim(tensor_from(test_ctx, DIMS(2, 1), VALUES(-50, 7))), VALUES(0, 0), 0,
+                  "log_softmax with D = 1");
+    /* D = 0 and no rows: empty results, and a backward that does nothing */
+    Tensor *empty = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 0)));
+    EXPECT_SHAPE(tensor_softmax_last_dim(empty), DIMS(2, 0), "softmax of (2,0)");
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_softmax_last_dim(empty))), 0);
+    EXPECT_SHAPE(tensor_log_softmax_last_dim(tensor_zeros(test_ctx, DIMS(0, 4))), DIMS(0, 4), "log_softmax of (0,4)");
+}
+END_TEST
+
+START_TEST(test_views) {
+    /* the transpose of [[1,3],[2,2],[3,1]] has rows [1,2,3] and [3,2,1] */
+    Tensor *base = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 3, 2, 2, 3, 1)));
+    Tensor *t = tensor_as_strided(base, DIMS(2, 3), STRIDES(1, 2), 0);
+    EXPECT_VALUES(tensor_softmax_last_dim(t), VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f,
+                  "softmax of a transposed view");
+    /* an expanded view: the same row twice */
+    Tensor *row = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(tensor_expand(row, DIMS(2, 3))));
+    EXPECT_VALUES(s, VALUES(0.0900f, 0.2447f, 0.6652f, 0.0900f, 0.2447f, 0.6652f), 2e-4f, "softmax of an expanded view");
+    /* the gradient of the two copies adds up in the row: with upstream [1,0,0] twice, it is
+     * twice the gradient of s0 = [s0 (1 - s0), -s0 s1, -s0 s2] */
+    ck_assert_int_eq(tensor_backward_from(s, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 1, 0, 0))), 0);
+    const float s0 = 0.09003057f, s1 = 0.24472847f, s2 = 0.66524096f;
+    EXPECT_VALUES(tensor_grad(row), VALUES(2 * s0 * (1 - s0), -2 * s0 * s1, -2 * s0 * s2), 1e-5f,
+                  "gradient through softmax and expand");
+}
+END_TEST
+
+/* ==== log-softmax and cross-entropy ======================================================= */
+
+START_TEST(test_log_softmax) {
+    Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3))));
+    EXPECT_VALUES(y, VALUES(-2.4076f, -1.4076f, -0.4076f), 1e-4f, "log_softmax([1, 2, 3])");
+    /* where log(softmax(x)) gives log(0) = -inf, log-sum-exp stays exact */
+    Tensor *x = tensor_from(test_ctx, DIMS(2), VALUES(0, 200));
+    float naive = logf(tensor_data(tensor_softmax_last_dim(x))[0]);
+    ck_assert_msg(isinf(naive), "log(softmax([0, 200]))[0] underflows to -inf in float32, got %g", (double)naive);
+    EXPECT_VALUES(tensor_log_softmax_last_dim(x), VALUES(-200, 0), 1e-6f, "log_softmax([0, 200])");
+}
+END_TEST
+
+START_TEST(test_cross_entropy) {
+    /* logits [[1,2,3],[1,2,3]], targets [2, 0]: loss = (0.4076 + 2.4076) / 2 */
+    Tensor *logits = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 1, 2, 3)));
+    Tensor *loss = EXPECT_OK(tensor_cross_entropy(logits, (const int64_t[]){2, 0}, 2));
+    ck_assert_int_eq(loss->rank, 0);
+    ck_assert_float_eq_tol(tensor_item(loss), 1.4076f, 1e-4f);
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    /* (softmax - onehot) / N */
+    EXPECT_VALUES(tensor_grad(logits), VALUES(0.0450f, 0.1224f, -0.1674f, -0.4550f, 0.1224f, 0.3326f), 1e-4f,
+                  "d cross_entropy / d logits");
+    /* a confident right answer costs almost nothing; a confident wrong one, a lot */
+    Tensor *sure = tensor_from(test_ctx, DIMS(1, 2), VALUES(0, 1e4f));
+    ck_assert_float_eq_tol(tensor_item(tensor_cross_entropy(sure, (const int64_t[]){1}, 1)), 0.0f, 1e-6f);
+    ck_assert_float_eq_tol(tensor_item(tensor_cross_entropy(sure, (const int64_t[]){0}, 1)), 1e4f, 1.0f);
+    /* no rows: the mean of nothing is nan */
+    ck_assert(isnan(tensor_item(tensor_cross_entropy(tensor_zeros(test_ctx, DIMS(0, 3)), NULL, 0))));
+}
+END_TEST
+
+START_TEST(test_errors) {
+    Tensor *logits = tensor_zeros(test_ctx, DIMS(2, 3));
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_cross_entropy(logits, (const int64_t[]){0, 3}, 2));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: target 3 at position 1 is out of range for 3 classes");
+    ck_assert_ptr_null(tensor_cross_entropy(logits, (const int64_t[]){-1, 0}, 2));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: target -1 at position 0 is out of range for 3 classes");
+    ck_assert_ptr_null(tensor_cross_entropy(logits, (const int64_t[]){0}, 1));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: 1 targets for logits of shape (2,3); there must be one per row");
+    ck_assert_ptr_null(tensor_cross_entropy(tensor_zeros(test_ctx, DIMS(3)), (const int64_t[]){0}, 1));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: logits must have shape (N, C), got (3,)");
+    ck_assert_ptr_null(tensor_cross_entropy(logits, NULL, 2));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: targets is NULL");
+    ck_assert_ptr_null(tensor_softmax_last_dim(tensor_scalar(test_ctx, 1)));
+    ck_assert_str_eq(tensor_error(), "softmax_last_dim: a rank-0 tensor (a scalar) has no last dim to normalize over");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_log_softmax_last_dim(NULL));
+    ck_assert_str_eq(tensor_error(), "log_softmax_last_dim: input x is NULL");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_cross_entropy(NULL, NULL, 0));
+    ck_assert_str_eq(tensor_error(), "cross_entropy: input logits is NULL");
+}
+END_TEST
+
+/* ==== gradients ========================================================================== */
+
+static Tensor *fn_softmax(Tensor *const *in, void *arg) { return (void)arg, tensor_softmax_last_dim(in[0]); }
+static Tensor *fn_log_softmax(Tensor *const *in, void *arg) { return (void)arg, tensor_log_softmax_last_dim(in[0]); }
+static Tensor *fn_cross_entropy(Tensor *const *in, void *targets) { return tensor_cross_entropy(in[0], targets, 4); }
+/* softmax of a transposed view of the input, through expand */
+static Tensor *fn_softmax_of_view(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_softmax_last_dim(tensor_expand(in[0], DIMS(2, 3, 4)));
+}
+
+static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
+    char report[512];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
+    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
+}
+
+START_TEST(test_gradcheck_every_op) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *row = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -3, 3));
+    Tensor *m = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -3, 3));
+    Tensor *c = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -3, 3));
+    Tensor *big = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), 500, 510)); /* large logits */
+    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){row}, 1, "softmax (5,)");
+    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){m}, 1, "softmax (3,4)");
+    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){c}, 1, "softmax (2,3,4)");
+    expect_gradcheck(fn_softmax_of_view, NULL, (Tensor *[]){m}, 1, "softmax of an expanded view");
+    expect_gradcheck(fn_log_softmax, NULL, (Tensor *[]){m}, 1, "log_softmax (3,4)");
+    expect_gradcheck(fn_log_softmax, NULL, (Tensor *[]){c}, 1, "log_softmax (2,3,4)");
+    GradcheckOptions coarse = {1e-2, 2e-2, 2e-2, test_seed()}; /* float spacing near 500 is 3e-5 */
+    char report[512];
+    ck_assert_msg(gradcheck(fn_softmax, NULL, (Tensor *[]){big}, 1, &coarse, report, sizeof report) == 0,
+                  "softmax of logits near 500: %s", report);
+    Tensor *logits = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 5), -3, 3));
+    int64_t targets[4] = {0, 4, 2, 2};
+    expect_gradcheck(fn_cross_entropy, targets, (Tensor *[]){logits}, 1, "cross_entropy (4,5)");
+}
+END_TEST
+
+/* ==== random rows against a double-precision reference ==================================== */
+
+START_TEST(test_random_against_reference) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t shape[4];
+        int rank = (int)rng_int(&rng, 1, 4);
+        random_shape(&rng, rank, 1, 4, shape);
+        shape[rank - 1] = rng_int(&rng, 1, 8);
+        float scale = rng_float(&rng, 0.1f, 60.0f);
+        Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, shape, rank, -scale, scale));
+        char sx[SHAPE_STR_MAX], context[160];
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: softmax of %s, logits in +-%g", (unsigned long long)seed,
+                 trial, shape_format(shape, rank, sx, sizeof sx), (double)scale);
+        Tensor *s = tensor_softmax_last_dim(x);
+        ck_assert_msg(s != NULL, "%s: %s", context, tensor_error());
+        Tensor *g = random_tensor(test_ctx, &rng, shape, rank, -1, 1);
+        ck_assert_int_eq(tensor_backward_from(s, g), 0);
+
+        int64_t d = shape[rank - 1], rows = tensor_numel(x) / d;
+        double p[8];
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = tensor_data(x) + r * d, *gr = tensor_data(g) + r * d;
+            reference_softmax(xr, d, p);
+            double dot = 0.0;
+            for (int64_t j = 0; j < d; j++) dot += (double)gr[j] * p[j];
+            for (int64_t j = 0; j < d; j++) {
+                double want = p[j], want_grad = p[j] * ((double)gr[j] - dot);
+                float got = tensor_data(s)[r * d + j], got_grad = tensor_data(tensor_grad(x))[r * d + j];
+                ck_assert_msg(fabs(got - want) <= 1e-6 + 1e-5 * want, "%s: row %lld, entry %lld is %.9g, reference %.9g",
+                              context, (long long)r, (long long)j, (double)got, want);
+                ck_assert_msg(fabs(got_grad - want_grad) <= 1e-6, "%s: gradient of row %lld, entry %lld is %.9g, reference %.9g",
+                              context, (long long)r, (long long)j, (double)got_grad, want_grad);
+            }
+        }
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 3: softmax");
+    TCase *chapter = add_test_case(s, "chapter");
+    add_test(chapter, test_softmax);
+    add_test(chapter, test_naive_overflows_stable_does_not);
+    add_test(chapter, test_stable_for_huge_logits);
+    TCase *edges = add_test_case(s, "edge cases and views");
+    add_test(edges, test_edge_cases);
+    add_test(edges, test_views);
+    TCase *more = add_test_case(s, "log-softmax and cross-entropy");
+    add_test(more, test_log_softmax);
+    add_test(more, test_cross_entropy);
+    add_test(more, test_errors);
+    TCase *grads = add_test_case(s, "gradients");
+    add_test(grads, test_gradcheck_every_op);
+    TCase *random = add_test_case(s, "random");
+    tcase_set_timeout(random, 30);
+    add_test(random, test_random_against_reference);
+    return run_core_tests(argc, argv, s);
+}
