@@ -290,7 +290,7 @@ START_TEST(test_random_against_naive) {
         Tensor *x = random_input(&rng, shape, rank, &kind);
         int axis = (int)rng_int(&rng, -rank, rank - 1);
         bool keepdim = rng_int(&rng, 0, 1);
-        char s[SHAPE_STR_MAX], context[256];
+        char s[SHAPE_STR_MAX], context[512];
         shape_format(shape, rank, s, sizeof s);
 
         snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: sum_axis of %s (%s) over axis %d, keepdim %d",
