@@ -17,8 +17,8 @@ void ex3_1_softmax2_backward(float s0, float s1, float g0, float g1, float *dx0,
     (void)s0, (void)s1, (void)g0, (void)g1, (void)dx0, (void)dx1;
 }
 
-/* 3.2: stable softmax of one row (docs 4.3): find the max (start it at -INFINITY), exp each
- * x_j minus the max, then divide by their sum. */
+/* 3.2: stable softmax of one row (docs 4.3): find the row's max (what should it start at, so
+ * that any row finds its true max?), exp each x_j minus the max, then divide by their sum. */
 void ex3_2_softmax_row(const float *x, int64_t d, float *out) {
     EXERCISE_TODO();
     (void)x, (void)d, (void)out;
@@ -32,7 +32,7 @@ void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float
 }
 
 /* 3.4: log-softmax of one row through log-sum-exp (docs 4.5): the max m, then
- * lse = m + log(sum exp(x_k - m)), then out_j = x_j - lse. */
+ * out_j = (x_j - m) - log(sum_k exp(x_k - m)). Keep the parentheses: x_j - m is exact. */
 void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) {
     EXERCISE_TODO();
     (void)x, (void)d, (void)out;

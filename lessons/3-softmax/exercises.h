@@ -27,9 +27,10 @@ void ex3_2_softmax_row(const float *x, int64_t d, float *out);
  * upstream gradient, both d long. ADD (+=) dx_i = s_i * (g_i - sum_j g_j s_j) into dx. */
 void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float *dx);
 
-/* 3.4: log(softmax(x)) for one row, through log-sum-exp (docs 4.5): out_j = x_j - m -
+/* 3.4: log(softmax(x)) for one row, through log-sum-exp (docs 4.5): out_j = (x_j - m) -
  * log(sum_k exp(x_k - m)), m the row's max. It must stay finite where log(softmax(x)) would
- * be log(0): for x = [0, 200], out[0] is -200, not -inf. */
+ * be log(0): for x = [0, 200], out[0] is -200, not -inf. The same edge cases as 3.2 apply:
+ * an entry of -inf gives -inf, a row that is all -inf gives nan. */
 void ex3_4_log_softmax_row(const float *x, int64_t d, float *out);
 
 #endif /* LESSON3_EXERCISES_H */

@@ -11,6 +11,8 @@ set output output
 # and rounds to 0 (below half the smallest float32, 2^-149) below `underflow`.
 overflow = log(2.0**128 - 2.0**104)
 underflow = log(2.0**-150)
+# The naive sum e^(s-2) + e^(s-1) + e^s = e^s (1 + e^-1 + e^-2) overflows a little earlier.
+sum_overflow = overflow - log(1 + exp(-1) + exp(-2))
 
 set title "softmax([s-2, s-1, s]) in float32: error against a double-precision reference"
 set xlabel "logit scale s"
@@ -21,8 +23,8 @@ set format y "10^{%L}"
 set xrange [-120:120]
 set grid
 set key top center
-set arrow from overflow, graph 0 to overflow, graph 1 nohead dashtype 2
-set label sprintf("e^s overflows\n(s > %.2f)", overflow) at overflow + 2, 2e-9 left
+set arrow from sum_overflow, graph 0 to sum_overflow, graph 1 nohead dashtype 2
+set label sprintf("the sum of e^x\noverflows (s > %.2f)", sum_overflow) at sum_overflow + 2, 2e-9 left
 set arrow from underflow, graph 0 to underflow, graph 1 nohead dashtype 2
 set label sprintf("every e^x rounds\nto 0 (s < %.2f)", underflow) at underflow + 2, 2e-9 left
 plot data using 1:2 with lines linewidth 2 title "naive: exp(x) / sum exp(x)", \

@@ -37,21 +37,25 @@ static float row_max(const float *x, int64_t step, int64_t d) {
 }
 
 /* s_j = exp(x_j - m) / sum_k exp(x_k - m). Every exponent is <= 0, so every exp is in (0, 1]:
- * nothing overflows, and the largest term is exactly 1, so the sum is at least 1. */
+ * nothing overflows, and the largest term is exactly 1, so the sum is at least 1. (Sums are
+ * kept in double: a float sum stops growing at 2^24, which a long row can reach.) */
 static void softmax_row(const float *x, int64_t step, int64_t d, float *s) {
-    float m = row_max(x, step, d), sum = 0.0f;
+    float m = row_max(x, step, d);
+    double sum = 0.0;
     for (int64_t j = 0; j < d; j++) {
         s[j] = expf(x[j * step] - m);
         sum += s[j];
     }
-    for (int64_t j = 0; j < d; j++) s[j] /= sum;
+    for (int64_t j = 0; j < d; j++) s[j] = (float)(s[j] / sum);
 }
 
-/* log(sum_j exp(x_j)), computed as m + log(sum_j exp(x_j - m)) */
-static float row_logsumexp(const float *x, int64_t step, int64_t d) {
-    float m = row_max(x, step, d), sum = 0.0f;
+/* log(sum_k exp(x_k - m)): the log-sum-exp of the row, less its max m. Keeping m apart matters:
+ * x_j - m is exact, and adding m back to the log only to subtract it again would round the
+ * result to the size of m (about 4e-4 off for logits of 1e4). */
+static float row_log_sum_shifted(const float *x, int64_t step, int64_t d, float m) {
+    double sum = 0.0;
     for (int64_t j = 0; j < d; j++) sum += expf(x[j * step] - m);
-    return m + logf(sum);
+    return (float)log(sum);
 }
 
 /* Shared by the two row ops: checks x and makes a contiguous output of its shape. */
@@ -74,9 +78,9 @@ static void softmax_backward(Tensor *out) {
     const float *s = tensor_data(out), *g = tensor_data(out->grad);
     float *gx = tensor_grad_data(x);
     for (int64_t p = 0; p < rows; p++, s += d, g += d, gx += d) {
-        float dot = 0.0f;
-        for (int64_t j = 0; j < d; j++) dot += g[j] * s[j];
-        for (int64_t j = 0; j < d; j++) gx[j] += s[j] * (g[j] - dot);
+        double dot = 0.0;
+        for (int64_t j = 0; j < d; j++) dot += (double)g[j] * s[j];
+        for (int64_t j = 0; j < d; j++) gx[j] += s[j] * (float)(g[j] - dot);
     }
 }
 
@@ -96,17 +100,18 @@ Tensor *tensor_softmax_last_dim(Tensor *x) {
 
 /* ==== log-softmax ========================================================================= */
 
-/* y = log_softmax(x) = x - logsumexp(x), so dy_i/dx_j = delta_ij - s_j and
- * dx_j = g_j - s_j * sum_i g_i, with s_j = exp(y_j). */
+/* y_i = x_i - log(sum_k exp(x_k)). The derivative of the log-sum-exp with respect to x_j is
+ * exp(x_j) / sum_k exp(x_k) = s_j, so dy_i/dx_j = delta_ij - s_j, and
+ * dx_j = sum_i g_i (delta_ij - s_j) = g_j - s_j * sum_i g_i, with s_j = exp(y_j). */
 static void log_softmax_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t d = x->shape[x->rank - 1], rows = d ? tensor_numel(x) / d : 0;
     const float *y = tensor_data(out), *g = tensor_data(out->grad);
     float *gx = tensor_grad_data(x);
     for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) {
-        float total = 0.0f;
+        double total = 0.0;
         for (int64_t j = 0; j < d; j++) total += g[j];
-        for (int64_t j = 0; j < d; j++) gx[j] += g[j] - expf(y[j]) * total;
+        for (int64_t j = 0; j < d; j++) gx[j] += g[j] - expf(y[j]) * (float)total;
     }
 }
 
@@ -119,8 +124,8 @@ Tensor *tensor_log_softmax_last_dim(Tensor *x) {
     nditer_init_rows(&rows, x);
     while (nditer_next(&rows)) {
         const float *row = tensor_data(x) + rows.offset[0];
-        float lse = row_logsumexp(row, step, d);
-        for (int64_t j = 0; j < d; j++) y[j] = row[j * step] - lse;
+        float m = row_max(row, step, d), log_sum = row_log_sum_shifted(row, step, d, m);
+        for (int64_t j = 0; j < d; j++) y[j] = (row[j * step] - m) - log_sum; /* (x - m) - log(sum) */
         y += d;
     }
     return tensor_record(out, "log_softmax_last_dim", log_softmax_backward, 1, &x);
@@ -128,8 +133,10 @@ Tensor *tensor_log_softmax_last_dim(Tensor *x) {
 
 /* ==== cross-entropy from logits ============================================================ */
 
-/* loss = mean over n of (logsumexp(row n) - row n[t_n]). Its gradient with respect to row n
- * is (softmax(row n) - onehot(t_n)) / N, times the upstream gradient of the loss. The
+/* loss = mean over n of -log_softmax(row n)[t_n] = (m_n - row n[t_n]) + log(sum_k exp(row n[k] - m_n)).
+ * By section 4.5, the gradient of -log_softmax(row)[t] with respect to row[j] is
+ * s_j - (j == t): the softmax minus the one-hot target. Each row is 1/N of the mean, so
+ * the gradient is (softmax - onehot) / N, times the upstream gradient of the loss. The
  * softmax is recomputed from the logits, one entry at a time, rather than stored. */
 static void cross_entropy_backward(Tensor *out) {
     Tensor *logits = out->inputs[0];
@@ -139,10 +146,11 @@ static void cross_entropy_backward(Tensor *out) {
     float *gx = tensor_grad_data(logits);
     for (int64_t i = 0; i < n; i++, gx += c) {
         const float *row = tensor_data(logits) + i * logits->strides[0];
-        float m = row_max(row, step, c), sum = 0.0f;
+        float m = row_max(row, step, c);
+        double sum = 0.0;
         for (int64_t j = 0; j < c; j++) sum += expf(row[j * step] - m);
         for (int64_t j = 0; j < c; j++) {
-            float s = expf(row[j * step] - m) / sum;
+            float s = (float)(expf(row[j * step] - m) / sum);
             gx[j] += scale * (s - (j == targets[i] ? 1.0f : 0.0f));
         }
     }
@@ -180,7 +188,8 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
     double total = 0.0;
     for (int64_t i = 0; i < n; i++) {
         const float *row = tensor_data(logits) + i * logits->strides[0];
-        total += (double)(row_logsumexp(row, logits->strides[1], c) - row[targets[i] * logits->strides[1]]);
+        float m = row_max(row, logits->strides[1], c);
+        total += (double)(m - row[targets[i] * logits->strides[1]]) + row_log_sum_shifted(row, logits->strides[1], c, m);
         saved[i] = targets[i];
     }
     tensor_data(out)[0] = (float)(total / (double)n); /* 0 / 0 = nan for no rows */

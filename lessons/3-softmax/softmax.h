@@ -9,7 +9,8 @@
  *   - an entry of -inf (a masked score) gets probability exactly 0;
  *   - a row that is all -inf, or holds +inf or nan anywhere, becomes all nan (no
  *     distribution is defined);
- *   - D = 1 gives probability 1; logits of any size, even 1e4 or -1e4, are stable.
+ *   - D = 1 gives probability 1; logits of any size, even 1e4 or -1e5, are stable, and
+ *     log-probabilities keep their accuracy there too.
  */
 #ifndef SOFTMAX_H
 #define SOFTMAX_H
@@ -31,8 +32,9 @@ Tensor *tensor_log_softmax_last_dim(Tensor *x);
 Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_targets);
 
 /* The textbook formula with no shift, exp(x_j) / sum_k exp(x_k), on one contiguous row of d
- * floats. For comparison only: exp overflows float32 just above x = 88.7, and then the row is
- * inf / inf = nan. No tensor, no backward. */
+ * floats. For comparison only: once the sum overflows float32 (from e^x near 88.7 on), the
+ * entries whose exp is finite become 0 and those whose exp is inf become inf / inf = nan. No
+ * tensor, no backward. */
 void softmax_naive_row(const float *x, int64_t d, float *out);
 
 #endif /* SOFTMAX_H */

@@ -30,6 +30,8 @@ void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) {
     float largest = -INFINITY, total = 0.0f;
     for (int64_t j = 0; j < d; j++) largest = x[j] > largest ? x[j] : largest;
     for (int64_t j = 0; j < d; j++) total += expf(x[j] - largest);
-    float lse = largest + logf(total);
-    for (int64_t j = 0; j < d; j++) out[j] = x[j] - lse;
+    /* (x - max) - log(total), not x - (max + log(total)): adding the max to the log would
+     * round it to the max's size */
+    float log_total = logf(total);
+    for (int64_t j = 0; j < d; j++) out[j] = (x[j] - largest) - log_total;
 }

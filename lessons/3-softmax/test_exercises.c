@@ -127,8 +127,11 @@ static void probe_3_3(void) {
     ex3_3_softmax_row_backward((const float[]){0.2f, 0.3f, 0.5f}, (const float[]){1, 0, 0}, 3, dx);
 }
 
-static void check_3_3(const float *x, const float *g, int64_t d, const char *context) {
-    float s[64], want[64], got[64 + GUARD];
+static void check_3_3(const float *x, const float *g_in, int64_t d, const char *context) {
+    /* s and g are followed by nan, so a loop that reads past d shows up as nan */
+    float s[64 + GUARD], g[64 + GUARD], want[64], got[64 + GUARD];
+    for (int64_t j = 0; j < d + GUARD; j++) s[j] = g[j] = j < d ? 0.0f : NAN;
+    memcpy(g, g_in, (size_t)d * sizeof(float));
     library_row(x, d, g, s, want);
     for (int64_t j = 0; j < d; j++) {
         got[j] = 10.0f + (float)j; /* gradients already there: add, do not overwrite */
@@ -136,9 +139,10 @@ static void check_3_3(const float *x, const float *g, int64_t d, const char *con
     }
     for (int64_t j = d; j < d + GUARD; j++) got[j] = MARK;
     ex3_3_softmax_row_backward(s, g, d, got);
-    char what[512], ss[256], gs[256];
-    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...]", context,
-             format_floats(s, d, ss, sizeof ss), format_floats(g, d, gs, sizeof gs));
+    char what[768], ss[256], gs[256];
+    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g are followed "
+             "by nan: a nan in dx means a read past d)", context, format_floats(s, d, ss, sizeof ss),
+             format_floats(g, d, gs, sizeof gs));
     bool past_end = false;
     for (int64_t j = d; j < d + GUARD; j++) past_end |= got[j] != MARK;
     ck_assert_msg(!past_end, "%s: wrote past the end of dx (dx has %lld floats)", what, (long long)d);
@@ -176,9 +180,14 @@ static void probe_3_4(void) {
     ex3_4_log_softmax_row((const float[]){1, 2, 3}, 3, out);
 }
 
+/* The reference: log-softmax in double precision, rounded to float. */
 static void check_3_4(const float *x, int64_t d, const char *context) {
-    Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(EXPECT_OK(tensor_from(test_ctx, DIMS(d), x, d))));
-    check_row(ex3_4_log_softmax_row, "3.4", x, d, tensor_data(y), 1e-5f, context);
+    double m = -INFINITY, sum = 0.0;
+    float want[64];
+    for (int64_t j = 0; j < d; j++) m = x[j] > m ? x[j] : m;
+    for (int64_t j = 0; j < d; j++) sum += exp((double)x[j] - m);
+    for (int64_t j = 0; j < d; j++) want[j] = (float)(((double)x[j] - m) - log(sum));
+    check_row(ex3_4_log_softmax_row, "3.4", x, d, want, 1e-5f, context);
 }
 
 START_TEST(test_3_4_examples) {
@@ -187,6 +196,9 @@ START_TEST(test_3_4_examples) {
     check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)");
     check_3_4((const float[]){-INFINITY, 0, 1}, 3, " (a masked entry: -inf)");
     check_3_4((const float[]){7}, 1, " (one entry: log 1 = 0)");
+    check_3_4((const float[]){-1e5f, -1e5f + 1}, 2, " (every score is below -10000: where does the max start?)");
+    check_3_4((const float[]){-INFINITY, -INFINITY}, 2, " (all masked: nan)");
+    check_3_4((const float[]){1e4f, 1e4f - 1, 1e4f - 2}, 3, " (logits of 1e4: compute (x - m) - log(sum), not x - (m + log(sum)))");
 }
 END_TEST
 

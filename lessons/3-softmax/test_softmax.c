@@ -62,6 +62,13 @@ START_TEST(test_stable_for_huge_logits) {
                   "softmax of logits of size 1e4 and 1e5");
     Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(tensor_from(test_ctx, DIMS(2), VALUES(0, 1e4f))));
     EXPECT_VALUES(y, VALUES(-1e4f, 0), 1e-6f, "log_softmax of [0, 1e4]");
+    /* log-probabilities keep their digits next to logits of 1e4 and 1e6: (x - m) - log(sum)
+     * is computed without ever adding m back in */
+    Tensor *far = tensor_from(test_ctx, DIMS(2, 3), VALUES(1e4f, 1e4f - 1, 1e4f - 2, 1e6f, 1e6f - 1, 1e6f - 2));
+    EXPECT_VALUES(tensor_log_softmax_last_dim(far), VALUES(-0.407606f, -1.407606f, -2.407606f, -0.407606f, -1.407606f,
+                                                           -2.407606f), 1e-6f, "log_softmax of [1e4, 1e4-1, 1e4-2], [1e6, ...]");
+    ck_assert_float_eq_tol(tensor_item(tensor_cross_entropy(far, (const int64_t[]){0, 2}, 2)), (0.407606f + 2.407606f) / 2,
+                           1e-6f);
 }
 END_TEST
 
@@ -102,8 +109,28 @@ START_TEST(test_views) {
     /* the transpose of [[1,3],[2,2],[3,1]] has rows [1,2,3] and [3,2,1] */
     Tensor *base = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 3, 2, 2, 3, 1)));
     Tensor *t = tensor_as_strided(base, DIMS(2, 3), STRIDES(1, 2), 0);
-    EXPECT_VALUES(tensor_softmax_last_dim(t), VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f,
-                  "softmax of a transposed view");
+    t->requires_grad = true; /* a leaf view: its own gradient is checked */
+    Tensor *st = EXPECT_OK(tensor_softmax_last_dim(t));
+    EXPECT_VALUES(st, VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f, "softmax of a transposed view");
+    const float s0 = 0.09003057f, s1 = 0.24472847f, s2 = 0.66524096f;
+    ck_assert_int_eq(tensor_backward_from(st, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 1, 0, 0))), 0);
+    EXPECT_VALUES(tensor_grad(t), VALUES(s0 * (1 - s0), -s0 * s1, -s0 * s2, s2 * (1 - s2), -s2 * s1, -s2 * s0), 1e-5f,
+                  "gradient through softmax of a transposed view");
+    /* rows read backwards from an offset (a negative stride): [3,2,1] then [6,5,4] */
+    Tensor *flat = tensor_from(test_ctx, DIMS(6), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *back = tensor_requires_grad(tensor_as_strided(flat, DIMS(2, 3), STRIDES(3, -1), 2));
+    Tensor *sb = EXPECT_OK(tensor_softmax_last_dim(back));
+    EXPECT_VALUES(sb, VALUES(s2, s1, s0, s2, s1, s0), 1e-5f, "softmax of a negative-stride view");
+    ck_assert_int_eq(tensor_backward_from(sb, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 0, 0, 1))), 0);
+    EXPECT_VALUES(tensor_grad(back), VALUES(s2 * (1 - s2), -s2 * s1, -s2 * s0, -s0 * s2, -s0 * s1, s0 * (1 - s0)), 1e-5f,
+                  "gradient through softmax of a negative-stride view");
+    /* cross-entropy of transposed logits */
+    Tensor *lt = tensor_requires_grad(tensor_as_strided(base, DIMS(2, 3), STRIDES(1, 2), 0));
+    Tensor *ce = EXPECT_OK(tensor_cross_entropy(lt, (const int64_t[]){2, 0}, 2));
+    ck_assert_float_eq_tol(tensor_item(ce), 0.407606f, 1e-5f); /* both targets are the row's largest */
+    ck_assert_int_eq(tensor_backward(ce), 0);
+    EXPECT_VALUES(tensor_grad(lt), VALUES(s0 / 2, s1 / 2, (s2 - 1) / 2, (s2 - 1) / 2, s1 / 2, s0 / 2), 1e-5f,
+                  "cross-entropy gradient of transposed logits");
     /* an expanded view: the same row twice */
     Tensor *row = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
     Tensor *s = EXPECT_OK(tensor_softmax_last_dim(tensor_expand(row, DIMS(2, 3))));
@@ -111,7 +138,6 @@ START_TEST(test_views) {
     /* the gradient of the two copies adds up in the row: with upstream [1,0,0] twice, it is
      * twice the gradient of s0 = [s0 (1 - s0), -s0 s1, -s0 s2] */
     ck_assert_int_eq(tensor_backward_from(s, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 1, 0, 0))), 0);
-    const float s0 = 0.09003057f, s1 = 0.24472847f, s2 = 0.66524096f;
     EXPECT_VALUES(tensor_grad(row), VALUES(2 * s0 * (1 - s0), -2 * s0 * s1, -2 * s0 * s2), 1e-5f,
                   "gradient through softmax and expand");
 }
@@ -178,7 +204,7 @@ END_TEST
 static Tensor *fn_softmax(Tensor *const *in, void *arg) { return (void)arg, tensor_softmax_last_dim(in[0]); }
 static Tensor *fn_log_softmax(Tensor *const *in, void *arg) { return (void)arg, tensor_log_softmax_last_dim(in[0]); }
 static Tensor *fn_cross_entropy(Tensor *const *in, void *targets) { return tensor_cross_entropy(in[0], targets, 4); }
-/* softmax of a transposed view of the input, through expand */
+/* softmax of an expanded view of the input */
 static Tensor *fn_softmax_of_view(Tensor *const *in, void *arg) {
     return (void)arg, tensor_softmax_last_dim(tensor_expand(in[0], DIMS(2, 3, 4)));
 }
@@ -205,6 +231,8 @@ START_TEST(test_gradcheck_every_op) {
     char report[512];
     ck_assert_msg(gradcheck(fn_softmax, NULL, (Tensor *[]){big}, 1, &coarse, report, sizeof report) == 0,
                   "softmax of logits near 500: %s", report);
+    ck_assert_msg(gradcheck(fn_log_softmax, NULL, (Tensor *[]){big}, 1, &coarse, report, sizeof report) == 0,
+                  "log_softmax of logits near 500: %s", report);
     Tensor *logits = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 5), -3, 3));
     int64_t targets[4] = {0, 4, 2, 2};
     expect_gradcheck(fn_cross_entropy, targets, (Tensor *[]){logits}, 1, "cross_entropy (4,5)");
@@ -223,7 +251,7 @@ START_TEST(test_random_against_reference) {
         shape[rank - 1] = rng_int(&rng, 1, 8);
         float scale = rng_float(&rng, 0.1f, 60.0f);
         Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, shape, rank, -scale, scale));
-        char sx[SHAPE_STR_MAX], context[160];
+        char sx[SHAPE_STR_MAX], context[256];
         snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: softmax of %s, logits in +-%g", (unsigned long long)seed,
                  trial, shape_format(shape, rank, sx, sizeof sx), (double)scale);
         Tensor *s = tensor_softmax_last_dim(x);
@@ -247,6 +275,30 @@ START_TEST(test_random_against_reference) {
                               context, (long long)r, (long long)j, (double)got_grad, want_grad);
             }
         }
+
+        /* log_softmax of the same rows, and cross-entropy with random targets */
+        Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(x));
+        Tensor *logits = EXPECT_OK(tensor_as_strided(x, DIMS(rows, d), STRIDES(d, 1), 0)); /* the rows, as (N, C) */
+        int64_t *targets = malloc((size_t)rows * sizeof *targets);
+        for (int64_t r = 0; r < rows; r++) targets[r] = rng_int(&rng, 0, d - 1);
+        Tensor *ce = EXPECT_OK(tensor_cross_entropy(logits, targets, rows));
+        double want_ce = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = tensor_data(x) + r * d;
+            double m = -INFINITY, sum = 0.0;
+            for (int64_t j = 0; j < d; j++) m = xr[j] > m ? xr[j] : m;
+            for (int64_t j = 0; j < d; j++) sum += exp((double)xr[j] - m);
+            for (int64_t j = 0; j < d; j++) {
+                double want = ((double)xr[j] - m) - log(sum);
+                float got = tensor_data(y)[r * d + j];
+                ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "%s: log_softmax of row %lld, entry %lld is %.9g, "
+                              "reference %.9g", context, (long long)r, (long long)j, (double)got, want);
+            }
+            want_ce -= (((double)xr[targets[r]] - m) - log(sum)) / (double)rows;
+        }
+        ck_assert_msg(fabs(tensor_item(ce) - want_ce) <= 1e-5 * (1 + fabs(want_ce)), "%s: cross_entropy is %.9g, reference %.9g",
+                      context, (double)tensor_item(ce), want_ce);
+        free(targets);
     }
 }
 END_TEST

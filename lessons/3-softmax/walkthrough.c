@@ -49,6 +49,9 @@ static void section_overflow(Ctx *ctx) {
     heading("4.2 Without the max, e^x overflows float32 just above x = 88.72");
     printf("  largest float32 = %.4e, and log of it = %.4f\n", (double)FLT_MAX, (double)logf(FLT_MAX));
     printf("  expf(88.72) = %.4e, expf(88.73) = %g\n", (double)expf(88.72f), (double)expf(88.73f));
+    /* e^(s-2) + e^(s-1) + e^s = e^s (1 + e^-1 + e^-2): the sum overflows a little before e^s does */
+    printf("  the sum e^(s-2) + e^(s-1) + e^s overflows already above s = log(FLT_MAX) - log(1 + e^-1 + e^-2) = %.2f\n",
+           log(FLT_MAX) - log(1.0 + exp(-1.0) + exp(-2.0)));
     printf("  logits [s-2, s-1, s] for growing s (the right answer is always [0.0900, 0.2447, 0.6652]):\n");
     printf("  %-7s %-30s %s\n", "s", "naive exp(x) / sum", "stable (library)");
     const float scales[] = {3, 50, 88, 88.7f, 89, 100, 1000};
@@ -112,7 +115,7 @@ static void section_log_softmax(Ctx *ctx) {
 
 static void section_edges(Ctx *ctx) {
     heading("4.6 Edge cases, decided once: masked entries, nothing left, nan, one entry, huge logits");
-    const char *labels[] = {"[1, -inf, 3]", "[-inf, -inf, -inf]", "[1, nan, 3]", "[7] (D = 1)", "[1e4, 0, -1e4]"};
+    const char *labels[] = {"[1, -inf, 3]", "[-inf, -inf, -inf]", "[1, nan, 3]", "[7]", "[1e4, 0, -1e4]"};
     const float rows[5][3] = {{1, -INFINITY, 3}, {-INFINITY, -INFINITY, -INFINITY}, {1, NAN, 3}, {7}, {1e4f, 0, -1e4f}};
     const int64_t lengths[5] = {3, 3, 3, 1, 3};
     for (int k = 0; k < 5; k++) {
