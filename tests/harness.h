@@ -61,13 +61,13 @@ uint64_t test_seed(void);
 
 /* Fails (with the op's error message) if t is NULL; returns t. */
 #define EXPECT_OK(t) expect_ok_((t), #t, __FILE__, __LINE__)
-/* Fails unless t has the given shape: EXPECT_SHAPE(t, DIMS(2, 3), "what"). */
-#define EXPECT_SHAPE(t, shape_and_rank, what) expect_shape_((t), shape_and_rank, (what), __FILE__, __LINE__)
+/* Fails unless t has the given shape: EXPECT_SHAPE(t, DIMS(2, 3), "what"), or with the shape
+ * as an array and a rank: EXPECT_SHAPE(t, other->shape, other->rank, "what"). */
+#define EXPECT_SHAPE(t, ...) expect_shape_((t), __VA_ARGS__, __FILE__, __LINE__)
 /* Fails unless t's values (row-major, any view) are within tol of the expected ones:
  * EXPECT_VALUES(t, VALUES(1, 2, 3), 1e-6, "what"). The message names the first element that
  * differs (with its index) and prints both arrays. */
-#define EXPECT_VALUES(t, values_and_n, tol, what) \
-    expect_values_((t), values_and_n, (tol), (what), __FILE__, __LINE__)
+#define EXPECT_VALUES(t, ...) expect_values_((t), __VA_ARGS__, __FILE__, __LINE__)
 /* The same with the expected values in an array of n floats. */
 #define EXPECT_VALUES_ARRAY(t, expected, n, tol, what) \
     expect_values_((t), (expected), (n), (tol), (what), __FILE__, __LINE__)
