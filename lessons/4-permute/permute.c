@@ -1,0 +1,211 @@
+/*
+ * permute.c - lesson 4: permute, views and contiguous copies.
+ *
+ * Read top to bottom: checking a permutation and inverting it, the chapter's flat-index map,
+ * permute as a view with its backward, transpose, then reshape (a view when the strides allow
+ * it, else a copy). The copy that moves data, tensor_contiguous, is the core's
+ * (common/tensor.c): the odometer loop of docs/4-permute.md 5.3. docs/4-permute.md explains
+ * every step.
+ *
+ * Names: dims is the permutation (output dim i is input dim dims[i]); inv its inverse.
+ */
+#include "permute.h"
+
+#include <string.h>
+
+/* "(1,0,2)", for messages */
+static char *axes_format(const int *dims, int n, char *buf, size_t size) {
+    int64_t wide[TENSOR_MAX_RANK];
+    int shown = n < TENSOR_MAX_RANK ? n : TENSOR_MAX_RANK;
+    for (int i = 0; i < shown; i++) wide[i] = dims[i];
+    return shape_format(wide, shown, buf, size);
+}
+
+/* ==== permutations ======================================================================= */
+
+int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out) {
+    char s[SHAPE_STR_MAX];
+    if (n != rank || (n > 0 && !dims)) {
+        tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
+                         dims ? axes_format(dims, n, s, sizeof s) : "NULL", rank, rank);
+        return -1;
+    }
+    bool seen[TENSOR_MAX_RANK] = {false};
+    int result[TENSOR_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+        int a = dims[i] < 0 ? dims[i] + rank : dims[i]; /* numpy: -1 is the last axis */
+        if (a < 0 || a >= rank) {
+            tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, dims[i], rank);
+            return -1;
+        }
+        if (seen[a]) {
+            tensor_set_error("%s: repeated axis %d in %s", op, a, axes_format(dims, n, s, sizeof s));
+            return -1;
+        }
+        seen[a] = true;
+        result[i] = a;
+    }
+    for (int i = 0; i < n; i++) out[i] = result[i];
+    return 0;
+}
+
+void inverse_permutation(const int *dims, int n, int *inv) {
+    /* output dim i came from input dim dims[i], so input dim dims[i] goes back to i */
+    for (int i = 0; i < n; i++) inv[dims[i]] = i;
+}
+
+int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
+    int p[TENSOR_MAX_RANK];
+    if (!shape_is_valid("permute_map", shape, rank) || normalize_permutation("permute_map", dims, rank, rank, p) < 0)
+        return -1;
+    int64_t out_shape[TENSOR_MAX_RANK], index[TENSOR_MAX_RANK];
+    int inv[TENSOR_MAX_RANK];
+    for (int i = 0; i < rank; i++) out_shape[i] = shape[p[i]];
+    inverse_permutation(p, rank, inv);
+    int64_t total = shape_numel(shape, rank);
+    if (total > 0 && !map) {
+        tensor_set_error("permute_map: map is NULL");
+        return -1;
+    }
+    for (int64_t t = 0; t < total; t++) {
+        /* step 1: output flat t -> output index; step 2: input dim d is output dim inv[d] */
+        unravel_index(t, out_shape, rank, index);
+        int64_t s = 0;
+        for (int d = 0; d < rank; d++) s = s * shape[d] + index[inv[d]];
+        map[t] = s;
+    }
+    return 0;
+}
+
+/* ==== permute: a view ===================================================================== */
+
+/* Output element i0..ik is input element (i at the positions inv gives), so the gradient of
+ * each output element belongs to exactly one input element: the same strides, used to write
+ * into x's gradient, put every gradient back in its place. += because x may be used
+ * elsewhere too. */
+static void permute_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    const int *dims = out->saved;
+    int64_t gx_contiguous[TENSOR_MAX_RANK], gx_permuted[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, gx_contiguous);
+    for (int i = 0; i < out->rank; i++) gx_permuted[i] = gx_contiguous[dims[i]];
+    strided_accumulate(out->rank, out->shape, tensor_grad_data(x), gx_permuted, tensor_data(out->grad),
+                       out->grad->strides);
+}
+
+Tensor *tensor_permute(Tensor *x, const int *dims, int n) {
+    if (!x) return tensor_null_input("permute", "x"), NULL;
+    int *p = ctx_alloc(x->ctx, TENSOR_MAX_RANK * sizeof *p); /* kept for the backward */
+    if (!p || normalize_permutation("permute", dims, n, x->rank, p) < 0) return NULL;
+    int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+        shape[i] = x->shape[p[i]]; /* output dim i is input dim p[i]: its size ... */
+        strides[i] = x->strides[p[i]]; /* ... and its step through the same storage */
+    }
+    Tensor *view = tensor_as_strided(x, shape, n, strides, x->offset);
+    if (!view) return NULL;
+    view->saved = p;
+    return tensor_record(view, "permute", permute_backward, 1, &x);
+}
+
+Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
+    if (!x) return tensor_null_input("transpose", "x"), NULL;
+    int dims[TENSOR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) dims[i] = i;
+    int a = dim0 < 0 ? dim0 + x->rank : dim0, b = dim1 < 0 ? dim1 + x->rank : dim1;
+    if (a < 0 || a >= x->rank || b < 0 || b >= x->rank) {
+        tensor_set_error("transpose: axis %d is out of bounds for array of dimension %d",
+                         a < 0 || a >= x->rank ? dim0 : dim1, x->rank);
+        return NULL;
+    }
+    dims[a] = b;
+    dims[b] = a;
+    return tensor_permute(x, dims, x->rank);
+}
+
+/* ==== reshape: reinterpret ================================================================ */
+
+/* Strides that read x's elements, in x's row-major order, as `shape`, without copying; false
+ * if x's layout does not allow that. Old dims are taken in chunks that are contiguous among
+ * themselves (each dim's stride is the next one's stride times its size); every new dim must
+ * fall inside one chunk. (The same rule as PyTorch's view.) */
+static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_t *strides) {
+    if (tensor_numel(x) == 0 || x->rank == 0) {
+        contiguous_strides(shape, rank, strides);
+        return true;
+    }
+    int nd = rank - 1;
+    int64_t chunk_stride = x->strides[x->rank - 1], old_count = 1, new_count = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        old_count *= x->shape[d];
+        bool chunk_ends = d == 0 || (x->shape[d - 1] != 1 && x->strides[d - 1] != old_count * chunk_stride);
+        if (!chunk_ends) continue;
+        while (nd >= 0 && (new_count < old_count || shape[nd] == 1)) {
+            strides[nd] = new_count * chunk_stride;
+            new_count *= shape[nd--];
+        }
+        if (new_count != old_count) return false;
+        if (d > 0) {
+            chunk_stride = x->strides[d - 1];
+            old_count = new_count = 1;
+        }
+    }
+    return nd == -1;
+}
+
+/* The elements keep their row-major order, so gradient i belongs to element i. */
+static void reshape_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    float *gx = tensor_grad_data(x);
+    const float *g = tensor_data(out->grad);
+    for (int64_t i = 0; i < tensor_numel(x); i++) gx[i] += g[i];
+}
+
+Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
+    const char *op = "reshape";
+    char s[SHAPE_STR_MAX];
+    if (!x) return tensor_null_input(op, "x"), NULL;
+    if (rank < 0 || rank > TENSOR_MAX_RANK || (rank > 0 && !shape)) {
+        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
+        return NULL;
+    }
+    /* one dim may be -1: it takes whatever the others leave */
+    int64_t want[TENSOR_MAX_RANK], known = 1;
+    int unknown = -1;
+    for (int d = 0; d < rank; d++) {
+        want[d] = shape[d];
+        if (shape[d] == -1 && unknown < 0) unknown = d;
+        else if (shape[d] == -1) {
+            tensor_set_error("%s: can only specify one unknown dimension, got %s", op, shape_format(shape, rank, s, sizeof s));
+            return NULL;
+        } else if (shape[d] < 0) {
+            tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op, shape_format(shape, rank, s, sizeof s));
+            return NULL;
+        } else if (shape[d] > 0 && known > INT64_MAX / shape[d]) {
+            known = -1; /* too many elements: cannot match */
+            break;
+        } else {
+            known *= shape[d];
+        }
+    }
+    int64_t n = tensor_numel(x);
+    if (unknown >= 0 && known > 0 && n % known == 0) want[unknown] = n / known;
+    if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n)) {
+        tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
+                         shape_format(shape, rank, s, sizeof s));
+        return NULL;
+    }
+
+    int64_t strides[TENSOR_MAX_RANK];
+    Tensor *out;
+    if (view_strides(x, want, rank, strides)) {
+        out = tensor_as_strided(x, want, rank, strides, x->offset); /* reinterpret: no copy */
+    } else {
+        /* the layout does not allow a view (x is a permuted view, say): copy, in x's order */
+        out = tensor_zeros(x->ctx, want, rank);
+        int64_t in_order[TENSOR_MAX_RANK];
+        contiguous_strides(x->shape, x->rank, in_order);
+        if (out) strided_accumulate(x->rank, x->shape, tensor_data(out), in_order, tensor_data(x), x->strides);
+    }
+    return tensor_record(out, op, reshape_backward, 1, &x);
+}

@@ -1,0 +1,252 @@
+/*
+ * test_exercises.c - checks lesson 4's exercises (exercises.c, or solutions.c for the
+ * reference run). Expected answers come from the chapter and from the library (permute.c and
+ * the core's tensor_contiguous), never from the file under test. The exercise table at the
+ * bottom declares each exercise's id, title and points.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "exercises.h"
+#include "harness.h"
+#include "permute.h"
+
+/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
+enum { GUARD = 16 };
+
+/* A random permutation of 0..n-1 (Fisher-Yates). */
+static void random_permutation(Rng *rng, int n, int *dims) {
+    for (int i = 0; i < n; i++) dims[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_int(rng, 0, i), t = dims[i];
+        dims[i] = dims[j];
+        dims[j] = t;
+    }
+}
+
+static char *format_axes(const int *dims, int n, char *buf, size_t size) {
+    int64_t wide[TENSOR_MAX_RANK];
+    for (int i = 0; i < n; i++) wide[i] = dims[i];
+    return format_ints(wide, n, buf, size);
+}
+
+/* ==== 4.1 by hand ======================================================================== */
+
+static void probe_4_1(void) {
+    PermuteByHand answer = {0};
+    ex4_1_permute_by_hand(&answer);
+}
+
+/* A by-hand answer gets a hint, not the number, when it is wrong. */
+static void check_floats_4_1(const float *got, const float *want, int n, const char *field, const char *hint) {
+    char g[256];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 4.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
+                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+}
+
+START_TEST(test_4_1_forward) {
+    PermuteByHand got = {0};
+    ex4_1_permute_by_hand(&got);
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *y = EXPECT_OK(tensor_contiguous(tensor_permute(x, AXES(1, 0))));
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(got.y_shape[i] == y->shape[i],
+                      "exercise 4.1: y_shape[%d] is %lld, which is not right: output dim i of a permute is input dim "
+                      "dims[i] (docs 5.1)", i, (long long)got.y_shape[i]);
+    check_floats_4_1(got.y, tensor_data(y), 6, "y", "expected y[i][j] = x[j][i], in row-major order (docs 5.1)");
+}
+END_TEST
+
+START_TEST(test_4_1_backward) {
+    PermuteByHand got = {0};
+    ex4_1_permute_by_hand(&got);
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *y = tensor_permute(x, AXES(1, 0));
+    ck_assert_int_eq(tensor_backward(tensor_sum(y)), 0);
+    check_floats_4_1(got.grad_sum, tensor_data(tensor_grad(x)), 6, "grad_sum",
+                     "expected d sum(y) / d x: how many elements of y does each element of x become? (docs 5.4)");
+    tensor_zero_grad(x);
+    Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, y))), 0);
+    check_floats_4_1(got.grad_weighted, tensor_data(tensor_grad(x)), 6, "grad_weighted",
+                     "expected d sum(w * y) / d x: x[i][j] became y[j][i], so it gets the weight w has there (docs 5.4)");
+}
+END_TEST
+
+/* ==== 4.2 inverse permutation ============================================================ */
+
+static void probe_4_2(void) {
+    int inv[3];
+    ex4_2_inverse_permutation((const int[]){1, 2, 0}, 3, inv);
+}
+
+static void check_inverse(const int *dims, int n, const char *context) {
+    int got[TENSOR_MAX_RANK + GUARD], want[TENSOR_MAX_RANK];
+    for (int i = 0; i < n + GUARD; i++) got[i] = -99;
+    inverse_permutation(dims, n, want);
+    ex4_2_inverse_permutation(dims, n, got);
+    char ds[128], gs[128], ws[128];
+    for (int i = n; i < n + GUARD; i++)
+        ck_assert_msg(got[i] == -99, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
+                      format_axes(dims, n, ds, sizeof ds), n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "exercise 4.2%s: the inverse of %s: inv[%d] is %d, expected %d\n    got      %s\n"
+                      "    expected %s", context, format_axes(dims, n, ds, sizeof ds), i, got[i], want[i],
+                      format_axes(got, n, gs, sizeof gs), format_axes(want, n, ws, sizeof ws));
+}
+
+START_TEST(test_4_2_examples) {
+    check_inverse((const int[]){1, 0}, 2, "");
+    check_inverse((const int[]){0, 2, 1}, 3, "");
+    check_inverse((const int[]){1, 2, 0}, 3, " (a rotation: its inverse is the other rotation)");
+    check_inverse((const int[]){0}, 1, "");
+    check_inverse(NULL, 0, " (rank 0)");
+}
+END_TEST
+
+START_TEST(test_4_2_random) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 42);
+    char context[96];
+    int dims[TENSOR_MAX_RANK];
+    for (int trial = 0; trial < 200; trial++) {
+        int n = (int)rng_int(&rng, 1, TENSOR_MAX_RANK);
+        random_permutation(&rng, n, dims);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_inverse(dims, n, context);
+    }
+}
+END_TEST
+
+/* ==== 4.3 the permuted view ============================================================== */
+
+static void probe_4_3(void) {
+    int64_t shape[2], strides[2];
+    ex4_3_permute_view(DIMS(2, 3), STRIDES(3, 1), (const int[]){1, 0}, shape, strides);
+}
+
+static void check_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims, const char *context) {
+    int64_t got_shape[TENSOR_MAX_RANK + GUARD], got_strides[TENSOR_MAX_RANK + GUARD];
+    for (int i = 0; i < TENSOR_MAX_RANK + GUARD; i++) got_shape[i] = got_strides[i] = -99;
+    ex4_3_permute_view(shape, rank, strides, dims, got_shape, got_strides);
+    /* the library's view of a base big enough for these strides */
+    int64_t reach = 1;
+    for (int d = 0; d < rank; d++) reach += (shape[d] - 1) * (strides[d] > 0 ? strides[d] : -strides[d]);
+    Tensor *base = tensor_zeros(test_ctx, DIMS(reach));
+    int64_t offset = 0;
+    for (int d = 0; d < rank; d++)
+        if (strides[d] < 0) offset -= (shape[d] - 1) * strides[d];
+    Tensor *view = EXPECT_OK(tensor_permute(EXPECT_OK(tensor_as_strided(base, shape, rank, strides, offset)), dims, rank));
+    char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX], ds[128], g1[SHAPE_STR_MAX], g2[SHAPE_STR_MAX], w1[SHAPE_STR_MAX],
+        w2[SHAPE_STR_MAX];
+    for (int i = rank; i < rank + GUARD; i++)
+        ck_assert_msg(got_shape[i] == -99 && got_strides[i] == -99, "exercise 4.3%s: wrote past the end of out_shape or "
+                      "out_strides (they have %d entries)", context, rank);
+    bool same = shape_equal(got_shape, rank, view->shape, rank) && shape_equal(got_strides, rank, view->strides, rank);
+    ck_assert_msg(same, "exercise 4.3%s: shape %s with strides %s permuted by %s\n    got      shape %s, strides %s\n"
+                  "    expected shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s),
+                  shape_format(strides, rank, st, sizeof st), format_axes(dims, rank, ds, sizeof ds),
+                  shape_format(got_shape, rank, g1, sizeof g1), shape_format(got_strides, rank, g2, sizeof g2),
+                  shape_format(view->shape, rank, w1, sizeof w1), shape_format(view->strides, rank, w2, sizeof w2));
+}
+
+START_TEST(test_4_3_chapter) {
+    check_view(DIMS(2, 3), STRIDES(3, 1), (const int[]){1, 0}, " (the chapter: (3,2) with strides (1,3))");
+    check_view(DIMS(2, 3, 4), STRIDES(12, 4, 1), (const int[]){0, 2, 1}, "");
+    check_view(DIMS(2, 3, 4), STRIDES(12, 4, 1), (const int[]){2, 0, 1}, "");
+    check_view(DIMS(5), STRIDES(1), (const int[]){0}, " (rank 1: nothing moves)");
+}
+END_TEST
+
+START_TEST(test_4_3_random_views) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 43);
+    char context[96];
+    for (int trial = 0; trial < 200; trial++) {
+        int rank = (int)rng_int(&rng, 1, 6), dims[TENSOR_MAX_RANK];
+        int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+        random_shape(&rng, rank, 1, 4, shape);
+        for (int d = 0; d < rank; d++) strides[d] = rng_int(&rng, -6, 6); /* any view: transposed, flipped, expanded */
+        random_permutation(&rng, rank, dims);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_view(shape, rank, strides, dims, context);
+    }
+}
+END_TEST
+
+/* ==== 4.4 the contiguous copy ============================================================= */
+
+static void probe_4_4(void) {
+    float out[6];
+    ex4_4_contiguous_copy((const float[]){1, 2, 3, 4, 5, 6}, DIMS(3, 2), STRIDES(1, 3), 0, out);
+}
+
+static void check_copy(const Tensor *view, const char *context) {
+    Tensor *want = EXPECT_OK(tensor_contiguous((Tensor *)view));
+    int64_t n = tensor_numel(view);
+    float *got = malloc((size_t)(n + GUARD) * sizeof *got);
+    ck_assert_ptr_nonnull(got);
+    for (int64_t i = 0; i < n + GUARD; i++) got[i] = -12345.0f;
+    ex4_4_contiguous_copy(view->storage->data, view->shape, view->rank, view->strides, view->offset, got);
+    char what[512], s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    snprintf(what, sizeof what, "exercise 4.4%s: the view with shape %s, strides %s, offset %lld", context,
+             shape_format(view->shape, view->rank, s, sizeof s), shape_format(view->strides, view->rank, st, sizeof st),
+             (long long)view->offset);
+    bool past_end = false;
+    for (int64_t i = n; i < n + GUARD; i++) past_end |= got[i] != -12345.0f;
+    float copy[256];
+    int64_t shown = n < 256 ? n : 256;
+    memcpy(copy, got, (size_t)shown * sizeof(float));
+    free(got);
+    ck_assert_msg(!past_end, "%s: wrote past the end of out (out has %lld floats)", what, (long long)n);
+    EXPECT_ARRAY(copy, tensor_data(want), shown, 0, what);
+}
+
+START_TEST(test_4_4_chapter_and_views) {
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    check_copy(tensor_permute(x, AXES(1, 0)), " (the chapter's permute: [1, 4, 2, 5, 3, 6])");
+    check_copy(x, " (already contiguous)");
+    check_copy(tensor_expand(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)), DIMS(2, 3)), " (stride 0)");
+    check_copy(tensor_as_strided(x, DIMS(6), STRIDES(-1), 5), " (a negative stride)");
+    check_copy(tensor_as_strided(x, DIMS(2), STRIDES(3), 2), " (an offset)");
+    check_copy(tensor_scalar(test_ctx, 7), " (rank 0: one element)");
+    check_copy(tensor_zeros(test_ctx, DIMS(2, 0, 3)), " (no elements)");
+}
+END_TEST
+
+START_TEST(test_4_4_random_views) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 44);
+    char context[96];
+    for (int trial = 0; trial < 200; trial++) {
+        int rank = (int)rng_int(&rng, 1, 6), dims[TENSOR_MAX_RANK];
+        int64_t shape[TENSOR_MAX_RANK];
+        random_shape(&rng, rank, 1, 3, shape);
+        Tensor *x = random_tensor(test_ctx, &rng, shape, rank, -9, 9);
+        random_permutation(&rng, rank, dims);
+        Tensor *view = tensor_permute(x, dims, rank);
+        if (rng_int(&rng, 0, 1)) { /* sometimes also expand a size-1 dim: a permuted, stride-0 view */
+            int64_t wide[TENSOR_MAX_RANK];
+            memcpy(wide, view->shape, (size_t)rank * sizeof *wide);
+            for (int d = 0; d < rank; d++)
+                if (wide[d] == 1) wide[d] = 3;
+            view = tensor_expand(view, wide, rank);
+        }
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_copy(EXPECT_OK(view), context);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const Exercise exercises[] = {
+        {"4.1", "permute then sum, by hand", 2, probe_4_1, {test_4_1_forward, test_4_1_backward}},
+        {"4.2", "the inverse permutation", 2, probe_4_2, {test_4_2_examples, test_4_2_random}},
+        {"4.3", "permute as a view: shape and strides", 3, probe_4_3, {test_4_3_chapter, test_4_3_random_views}},
+        {"4.4", "the contiguous copy of any view", 4, probe_4_4, {test_4_4_chapter_and_views, test_4_4_random_views}},
+    };
+    return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
+}
