@@ -1,0 +1,86 @@
+/*
+ * gather.c - lesson 5: gather_rows (the embedding lookup) and its scatter-add backward.
+ *
+ * Read top to bottom: the bounds check, the gather and its backward, then the batched
+ * embedding as a composition. docs/5-gather.md explains every step.
+ *
+ * Names: the table has V rows of D; indices[i] is the row that output row i copies; g is the
+ * gradient of the output, gtable the table's.
+ */
+#include "gather.h"
+
+#include <string.h>
+
+#include "permute.h"
+
+/* Every index must name a row of the table. All of them are checked before anything is read,
+ * so a bad index can never cause an out-of-bounds read. */
+static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, int64_t v) {
+    for (int64_t i = 0; i < n; i++) {
+        if (indices[i] < 0 || indices[i] >= v) {
+            tensor_set_error("%s: index %lld at position %lld is out of range for a table of %lld rows (valid: 0 to %lld)",
+                             op, (long long)indices[i], (long long)i, (long long)v, (long long)v - 1);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Scatter-add: output row i came from table row indices[i], so its gradient goes back there.
+ * A row that was gathered twice receives both gradients: +=, never =. */
+static void gather_rows_backward(Tensor *out) {
+    Tensor *table = out->inputs[0];
+    const int64_t *indices = out->saved;
+    int64_t n = out->shape[0], d = out->shape[1];
+    float *gtable = tensor_grad_data(table); /* contiguous (V, D) */
+    const float *g = tensor_data(out->grad);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < d; j++) gtable[indices[i] * d + j] += g[i * d + j];
+}
+
+Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
+    const char *op = "gather_rows";
+    char s[SHAPE_STR_MAX];
+    if (!table) return tensor_null_input(op, "table"), NULL;
+    if (table->rank != 2) {
+        tensor_set_error("%s: the table must have shape (V, D), got %s", op,
+                         shape_format(table->shape, table->rank, s, sizeof s));
+        return NULL;
+    }
+    if (n < 0 || (n > 0 && !indices)) {
+        tensor_set_error("%s: %lld indices %s", op, (long long)n, n < 0 ? "is not a count" : "given as NULL");
+        return NULL;
+    }
+    int64_t v = table->shape[0], d = table->shape[1];
+    if (!indices_in_range(op, indices, n, v)) return NULL;
+
+    Tensor *out = tensor_zeros(table->ctx, (const int64_t[]){n, d}, 2);
+    int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
+    if (!out || !saved) return NULL;
+    if (n > 0) memcpy(saved, indices, (size_t)n * sizeof *saved);
+    const float *t = tensor_data(table);
+    float *o = tensor_data(out);
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = t + indices[i] * table->strides[0]; /* the row, through the table's strides */
+        for (int64_t j = 0; j < d; j++) o[i * d + j] = row[j * table->strides[1]];
+    }
+    out->saved = saved;
+    return tensor_record(out, op, gather_rows_backward, 1, &table);
+}
+
+Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *index_shape, int index_rank) {
+    const char *op = "embedding";
+    if (!table) return tensor_null_input(op, "table"), NULL;
+    if (!shape_is_valid(op, index_shape, index_rank)) return NULL;
+    if (index_rank + 1 > TENSOR_MAX_RANK) {
+        tensor_set_error("%s: indices of rank %d give a result of rank %d, above the maximum %d", op, index_rank,
+                         index_rank + 1, TENSOR_MAX_RANK);
+        return NULL;
+    }
+    int64_t n = shape_numel(index_shape, index_rank), shape[TENSOR_MAX_RANK];
+    Tensor *rows = tensor_gather_rows(table, indices, n); /* (n, D) */
+    if (!rows) return NULL;
+    for (int k = 0; k < index_rank; k++) shape[k] = index_shape[k];
+    shape[index_rank] = table->shape[1];
+    return tensor_reshape(rows, shape, index_rank + 1); /* (..., D): a view, no copy */
+}

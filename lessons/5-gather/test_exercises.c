@@ -1,0 +1,238 @@
+/*
+ * test_exercises.c - checks lesson 5's exercises (exercises.c, or solutions.c for the
+ * reference run). Expected answers come from the chapter and from the library (gather.c),
+ * never from the file under test. The exercise table at the bottom declares each exercise's
+ * id, title and points.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "exercises.h"
+#include "gather.h"
+#include "harness.h"
+#include "reduce.h"
+
+/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
+enum { GUARD = 16 };
+static const float MARK = -12345.0f;
+
+static void random_indices(Rng *rng, int64_t n, int64_t v, int64_t *indices) {
+    for (int64_t i = 0; i < n; i++) indices[i] = rng_int(rng, 0, v - 1);
+}
+
+/* ==== 5.1 by hand ======================================================================== */
+
+static void probe_5_1(void) {
+    GatherByHand answer = {0};
+    ex5_1_gather_by_hand(&answer);
+}
+
+static void check_floats_5_1(const float *got, const float *want, int n, const char *field, const char *hint) {
+    char g[256];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 5.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
+                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+}
+
+START_TEST(test_5_1_forward_and_sum) {
+    GatherByHand got = {0};
+    ex5_1_gather_by_hand(&got);
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
+    check_floats_5_1(got.out, tensor_data(out), 6, "out", "expected out row i to be a copy of table row indices[i] (docs 6.1)");
+    ck_assert_int_eq(tensor_backward(tensor_sum(out)), 0);
+    check_floats_5_1(got.grad_sum, tensor_data(tensor_grad(table)), 6, "grad_sum",
+                     "expected d sum(out) / d table: each copy of a row sends back 1 per element, and the copies add (docs 6.2)");
+}
+END_TEST
+
+START_TEST(test_5_1_weighted_and_assigned) {
+    GatherByHand got = {0};
+    ex5_1_gather_by_hand(&got);
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
+    Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
+    check_floats_5_1(got.grad_weighted, tensor_data(tensor_grad(table)), 6, "grad_weighted",
+                     "expected d sum(w * out) / d table: each table row collects the w rows of every output row that "
+                     "copied it (docs 6.2)");
+    /* the wrong backward, written out: table row indices[i] = w row i, in order */
+    float assigned[6] = {0};
+    const int64_t idx[3] = {0, 0, 2};
+    for (int i = 0; i < 3; i++) memcpy(assigned + idx[i] * 2, tensor_data(w) + i * 2, 2 * sizeof(float));
+    check_floats_5_1(got.grad_if_assigned, assigned, 6, "grad_if_assigned",
+                     "expected what '=' leaves: visiting output rows 0, 1, 2 in order, each one overwrites the table "
+                     "row it came from (docs 6.2)");
+}
+END_TEST
+
+/* ==== 5.2 scatter-add ===================================================================== */
+
+static void probe_5_2(void) {
+    float g[4] = {1, 1, 1, 1}, gtable[6] = {0};
+    ex5_2_scatter_add(g, (const int64_t[]){0, 2}, 2, 2, gtable);
+}
+
+static void check_scatter(const float *g, const int64_t *indices, int64_t n, int64_t v, int64_t d, const char *context) {
+    /* what the library's backward gives, added to a table gradient that already holds values */
+    Tensor *table = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(v, d)));
+    Tensor *out = EXPECT_OK(tensor_gather_rows(table, indices, n));
+    ck_assert_int_eq(tensor_backward_from(out, EXPECT_OK(tensor_from(test_ctx, DIMS(n, d), g, n * d))), 0);
+    int64_t size = v * d;
+    float *got = malloc((size_t)(size + GUARD) * sizeof *got), *want = malloc((size_t)(size + 1) * sizeof *want);
+    ck_assert(got && want);
+    for (int64_t k = 0; k < size; k++) {
+        got[k] = 100.0f + (float)k;
+        want[k] = 100.0f + (float)k + tensor_data(tensor_grad(table))[k];
+    }
+    for (int64_t k = size; k < size + GUARD; k++) got[k] = MARK;
+    ex5_2_scatter_add(g, indices, n, d, got);
+    char what[768], is[256], gs[256];
+    int64_t wide[64];
+    for (int64_t i = 0; i < n && i < 64; i++) wide[i] = indices[i];
+    snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
+             context, format_ints(wide, n < 64 ? n : 64, is, sizeof is), (long long)d, format_floats(g, n * d, gs, sizeof gs));
+    bool past_end = false;
+    for (int64_t k = size; k < size + GUARD; k++) past_end |= got[k] != MARK;
+    float got_copy[256], want_copy[256];
+    int64_t shown = size < 256 ? size : 256;
+    memcpy(got_copy, got, (size_t)shown * sizeof(float));
+    memcpy(want_copy, want, (size_t)shown * sizeof(float));
+    free(got), free(want);
+    ck_assert_msg(!past_end, "%s: wrote past the end of gtable (it has %lld floats)", what, (long long)size);
+    EXPECT_ARRAY(got_copy, want_copy, shown, 1e-5f, what);
+}
+
+START_TEST(test_5_2_chapter_and_duplicates) {
+    const float ones[4] = {1, 1, 1, 1};
+    check_scatter(ones, (const int64_t[]){0, 2}, 2, 3, 2, " (the chapter: rows 0 and 2 get 1, row 1 nothing)");
+    check_scatter(ones, (const int64_t[]){0, 0}, 2, 3, 2, " (row 0 named twice: its gradient must be 2, add do not assign)");
+    check_scatter((const float[]){1, 2, 3, 4, 5, 6}, (const int64_t[]){2, 1, 2}, 3, 3, 2, "");
+    check_scatter(NULL, NULL, 0, 3, 2, " (no indices: nothing changes)");
+}
+END_TEST
+
+START_TEST(test_5_2_random) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 52);
+    char context[96];
+    float g[64];
+    int64_t indices[16];
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t v = rng_int(&rng, 1, 6), d = rng_int(&rng, 1, 4), n = rng_int(&rng, 0, 16);
+        random_indices(&rng, n, v, indices);
+        for (int64_t k = 0; k < n * d; k++) g[k] = (float)rng_int(&rng, -9, 9);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_scatter(g, indices, n, v, d, context);
+    }
+}
+END_TEST
+
+/* ==== 5.3 a checked gather ================================================================ */
+
+static void probe_5_3(void) {
+    float out[4];
+    int64_t bad = -1;
+    ex5_3_gather_rows_checked((const float[]){1, 2, 3, 4, 5, 6}, 3, 2, (const int64_t[]){0, 2}, 2, out, &bad);
+}
+
+static void check_checked(const int64_t *indices, int64_t n, const char *context) {
+    const int64_t v = 3, d = 2;
+    const float table[6] = {1, 2, 3, 4, 5, 6};
+    float got[64 + GUARD];
+    for (int k = 0; k < 64 + GUARD; k++) got[k] = MARK;
+    int64_t bad = -99, wide[32];
+    for (int64_t i = 0; i < n; i++) wide[i] = indices[i];
+    char what[384], is[256];
+    snprintf(what, sizeof what, "exercise 5.3%s: indices %s into a table of %lld rows", context,
+             format_ints(wide, n, is, sizeof is), (long long)v);
+    Tensor *want = tensor_gather_rows(tensor_from(test_ctx, DIMS(v, d), table, v * d), indices, n);
+    int status = ex5_3_gather_rows_checked(table, v, d, indices, n, got, &bad);
+    if (!want) { /* an index is out of range */
+        int64_t first = 0;
+        while (indices[first] >= 0 && indices[first] < v) first++;
+        ck_assert_msg(status == -1, "%s: returned %d, expected -1: index %lld at position %lld is out of range", what,
+                      status, (long long)indices[first], (long long)first);
+        ck_assert_msg(bad == first, "%s: *bad_position is %lld, expected %lld (the first bad index)", what, (long long)bad,
+                      (long long)first);
+        for (int k = 0; k < 64 + GUARD; k++)
+            ck_assert_msg(got[k] == MARK, "%s: out[%d] was written, but on an error out must be left untouched: check "
+                          "every index before copying anything", what, k);
+        return;
+    }
+    ck_assert_msg(status == 0, "%s: returned %d, expected 0: every index is in range", what, status);
+    for (int64_t k = n * d; k < 64 + GUARD; k++)
+        ck_assert_msg(got[k] == MARK, "%s: wrote past the end of out (it has %lld floats)", what, (long long)(n * d));
+    EXPECT_ARRAY(got, tensor_data(want), n * d, 0, what);
+}
+
+START_TEST(test_5_3_in_range) {
+    check_checked((const int64_t[]){0, 2}, 2, " (the chapter: [1, 2, 5, 6])");
+    check_checked((const int64_t[]){0, 0}, 2, " (the same row twice)");
+    check_checked((const int64_t[]){2, 1, 0, 1}, 4, "");
+    check_checked((const int64_t[]){0}, 0, " (no indices)");
+}
+END_TEST
+
+START_TEST(test_5_3_out_of_range) {
+    check_checked((const int64_t[]){0, 3}, 2, " (3 is one past the last row)");
+    check_checked((const int64_t[]){-1}, 1, " (a negative index)");
+    check_checked((const int64_t[]){1, 2, 0, 7, 1}, 5, " (a bad index after good ones)");
+    check_checked((const int64_t[]){1, 99, -5}, 3, " (two bad indices: report the first)");
+    check_checked((const int64_t[]){INT64_MAX}, 1, " (a huge index)");
+}
+END_TEST
+
+/* ==== 5.4 a sentence's vector ============================================================= */
+
+static void probe_5_4(void) {
+    Tensor *table = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ex5_4_sentence_vector(table, (const int64_t[]){0, 2}, 2);
+}
+
+static void check_sentence(const int64_t *words, int64_t n, const char *context) {
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(4, 3), VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)));
+    Tensor *got = ex5_4_sentence_vector(table, words, n);
+    ck_assert_msg(got != NULL, "exercise 5.4%s returned NULL: %s", context, tensor_error() ? tensor_error() : "(no error)");
+    /* the tape: a multiply by 1/n of a sum over the gathered rows */
+    const Tensor *t = got;
+    while (t && strcmp(t->op, "gather_rows") != 0 && t->n_inputs > 0) t = t->inputs[0];
+    ck_assert_msg(t && !strcmp(t->op, "gather_rows"), "exercise 5.4%s: the result should be built on tensor_gather_rows, "
+                  "but no gather_rows is on its tape", context);
+    char what[256], is[128];
+    int64_t wide[16];
+    for (int64_t i = 0; i < n; i++) wide[i] = words[i];
+    snprintf(what, sizeof what, "exercise 5.4%s: the mean of rows %s of [[1,2,3],[4,5,6],[7,8,9],[10,11,12]]", context,
+             format_ints(wide, n, is, sizeof is));
+    Tensor *want = EXPECT_OK(tensor_mean_axis(tensor_gather_rows(tensor_from(test_ctx, DIMS(4, 3),
+                                                                             VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)),
+                                                                 words, n), 0, false));
+    EXPECT_SHAPE(got, DIMS(3), what);
+    EXPECT_VALUES(got, tensor_data(want), 3, 1e-5f, what);
+    /* the gradient of sum(vector): each word's row gets 1/n per time it appears */
+    ck_assert_int_eq(tensor_backward(tensor_sum(got)), 0);
+    float grad[12] = {0};
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < 3; j++) grad[words[i] * 3 + j] += 1.0f / (float)n;
+    snprintf(what + strlen(what), sizeof what - strlen(what), ": the table's gradient for loss = sum(vector)");
+    EXPECT_VALUES(tensor_grad(table), grad, 12, 1e-5f, what);
+}
+
+START_TEST(test_5_4_sentences) {
+    check_sentence((const int64_t[]){0, 2}, 2, "");
+    check_sentence((const int64_t[]){3}, 1, " (one word)");
+    check_sentence((const int64_t[]){1, 3, 1, 0}, 4, " (a repeated word)");
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const Exercise exercises[] = {
+        {"5.1", "duplicate indices, by hand", 2, probe_5_1, {test_5_1_forward_and_sum, test_5_1_weighted_and_assigned}},
+        {"5.2", "the scatter-add backward", 3, probe_5_2, {test_5_2_chapter_and_duplicates, test_5_2_random}},
+        {"5.3", "a gather that checks its indices", 3, probe_5_3, {test_5_3_in_range, test_5_3_out_of_range}},
+        {"5.4", "a sentence's vector: the mean of its words", 2, probe_5_4, {test_5_4_sentences}},
+    };
+    return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
+}

@@ -1,0 +1,175 @@
+/*
+ * test_gather.c - lesson 5's core tests. They mirror the chapter's section 6 (its
+ * test_gather_rows: rows 0 and 2 of [[1,2],[3,4],[5,6]] are [1,2,5,6], and only those rows
+ * get a gradient), then go past it: duplicate indices, no indices, every row unused,
+ * out-of-range and negative indices, a table that is a view, batched indices, a gradient
+ * check, and seeded random cases against a naive loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadcast.h"
+#include "gather.h"
+#include "gradcheck.h"
+#include "harness.h"
+#include "permute.h"
+
+/* ==== the chapter ======================================================================== */
+
+START_TEST(test_gather_rows) {
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *rows = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 2}, 2));
+    EXPECT_SHAPE(rows, DIMS(2, 2), "gather_rows of 2 indices");
+    EXPECT_VALUES(rows, VALUES(1, 2, 5, 6), 0, "rows 0 and 2");
+    ck_assert_int_eq(tensor_backward(tensor_sum(rows)), 0);
+    EXPECT_VALUES(tensor_grad(table), VALUES(1, 1, 0, 0, 1, 1), 0, "only the rows gathered get a gradient");
+}
+END_TEST
+
+START_TEST(test_duplicates_add) {
+    /* indices [0, 0]: row 0 is read twice, so its gradient is 2 */
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *rows = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0}, 2));
+    EXPECT_VALUES(rows, VALUES(1, 2, 1, 2), 0, "row 0 twice");
+    ck_assert_int_eq(tensor_backward(tensor_sum(rows)), 0);
+    EXPECT_VALUES(tensor_grad(table), VALUES(2, 2, 0, 0, 0, 0), 0, "a row used twice gets two gradients, added");
+    /* with weights, the two copies' weights add up */
+    tensor_zero_grad(table);
+    Tensor *out = tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3);
+    Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
+    EXPECT_VALUES(tensor_grad(table), VALUES(4, 6, 0, 0, 5, 6), 0, "weighted gradient with a duplicate");
+}
+END_TEST
+
+START_TEST(test_no_indices_and_unused_rows) {
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *none = EXPECT_OK(tensor_gather_rows(table, NULL, 0));
+    EXPECT_SHAPE(none, DIMS(0, 2), "no indices");
+    ck_assert_int_eq(tensor_backward(tensor_sum(none)), 0);
+    EXPECT_VALUES(tensor_grad(table), VALUES(0, 0, 0, 0, 0, 0), 0, "no rows used: no gradient");
+    /* a table with rows of length 0 */
+    EXPECT_SHAPE(tensor_gather_rows(tensor_zeros(test_ctx, DIMS(3, 0)), (const int64_t[]){1, 2}, 2), DIMS(2, 0),
+                 "rows of length 0");
+}
+END_TEST
+
+START_TEST(test_bad_indices) {
+    Tensor *table = tensor_zeros(test_ctx, DIMS(3, 2));
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){0, 3}, 2));
+    ck_assert_str_eq(tensor_error(), "gather_rows: index 3 at position 1 is out of range for a table of 3 rows (valid: 0 to 2)");
+    ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){-1, 0}, 2));
+    ck_assert_str_eq(tensor_error(), "gather_rows: index -1 at position 0 is out of range for a table of 3 rows (valid: 0 to 2)");
+    ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){1, 1, INT64_MAX}, 3));
+    EXPECT_ERROR("index 9223372036854775807 at position 2", "a huge index");
+    ck_assert_ptr_null(tensor_gather_rows(tensor_zeros(test_ctx, DIMS(0, 2)), (const int64_t[]){0}, 1));
+    EXPECT_ERROR("out of range for a table of 0 rows", "an empty table");
+    ck_assert_ptr_null(tensor_gather_rows(tensor_zeros(test_ctx, DIMS(6)), (const int64_t[]){0}, 1));
+    ck_assert_str_eq(tensor_error(), "gather_rows: the table must have shape (V, D), got (6,)");
+    ck_assert_ptr_null(tensor_gather_rows(table, NULL, 2));
+    ck_assert_str_eq(tensor_error(), "gather_rows: 2 indices given as NULL");
+    ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){0}, -1));
+    ck_assert_str_eq(tensor_error(), "gather_rows: -1 indices is not a count");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_gather_rows(NULL, (const int64_t[]){0}, 1));
+    ck_assert_str_eq(tensor_error(), "gather_rows: input table is NULL");
+    ck_assert_ptr_null(tensor_embedding(table, (const int64_t[]){0, 5}, DIMS(1, 2)));
+    EXPECT_ERROR("gather_rows: index 5 at position 1", "embedding with a bad index");
+}
+END_TEST
+
+/* ==== views and batches ================================================================== */
+
+START_TEST(test_table_is_a_view) {
+    /* the table (3,2) stored transposed: a (2,3) tensor permuted by (1,0) */
+    Tensor *stored = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 3, 5, 2, 4, 6)));
+    Tensor *table = tensor_permute(stored, AXES(1, 0)); /* reads [[1,2],[3,4],[5,6]] */
+    Tensor *rows = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){2, 0, 2}, 3));
+    EXPECT_VALUES(rows, VALUES(5, 6, 1, 2, 5, 6), 0, "gather from a transposed table");
+    ck_assert_int_eq(tensor_backward(tensor_sum(rows)), 0);
+    /* table rows 0 and 2 (twice) reach the stored tensor through the permute */
+    EXPECT_VALUES(tensor_grad(stored), VALUES(1, 0, 2, 1, 0, 2), 0, "gradient through a transposed table");
+    /* an offset view: the last two rows of a bigger table */
+    Tensor *big = tensor_from(test_ctx, DIMS(4, 2), VALUES(0, 0, 1, 2, 3, 4, 5, 6));
+    Tensor *tail = tensor_as_strided(big, DIMS(3, 2), STRIDES(2, 1), 2);
+    EXPECT_VALUES(tensor_gather_rows(tail, (const int64_t[]){1}, 1), VALUES(3, 4), 0, "gather from an offset view");
+}
+END_TEST
+
+START_TEST(test_batched_embedding) {
+    /* 2 sentences of 3 words -> (2, 3, D) */
+    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(4, 2), VALUES(1, 2, 3, 4, 5, 6, 7, 8)));
+    const int64_t words[6] = {0, 1, 2, 3, 3, 0};
+    Tensor *e = EXPECT_OK(tensor_embedding(table, words, DIMS(2, 3)));
+    EXPECT_SHAPE(e, DIMS(2, 3, 2), "embedding of (2,3) indices");
+    EXPECT_VALUES(e, VALUES(1, 2, 3, 4, 5, 6, 7, 8, 7, 8, 1, 2), 0, "embedding values");
+    ck_assert_int_eq(tensor_backward(tensor_sum(e)), 0);
+    EXPECT_VALUES(tensor_grad(table), VALUES(2, 2, 1, 1, 1, 1, 2, 2), 0, "each word's gradient counts its uses");
+    EXPECT_SHAPE(tensor_embedding(table, (const int64_t[]){1}, NULL, 0), DIMS(2), "one index, rank 0: one row");
+}
+END_TEST
+
+/* ==== gradients and random cases ========================================================== */
+
+static Tensor *fn_gather(Tensor *const *in, void *indices) { return tensor_gather_rows(in[0], indices, 5); }
+
+START_TEST(test_gradcheck) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *table = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 3), -1, 1));
+    int64_t indices[5] = {3, 0, 3, 1, 3};
+    char report[512];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
+    ck_assert_msg(gradcheck(fn_gather, indices, (Tensor *[]){table}, 1, &opt, report, sizeof report) == 0,
+                  "gather_rows: %s", report);
+}
+END_TEST
+
+START_TEST(test_random_against_naive) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t v = rng_int(&rng, 1, 6), d = rng_int(&rng, 0, 4), n = rng_int(&rng, 0, 10), indices[10];
+        for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1);
+        bool transposed = rng_int(&rng, 0, 1);
+        int64_t stored_shape[2] = {transposed ? d : v, transposed ? v : d};
+        Tensor *stored = tensor_requires_grad(random_tensor(test_ctx, &rng, stored_shape, 2, -2, 2));
+        Tensor *table = transposed ? tensor_permute(stored, AXES(1, 0)) : stored;
+        char context[160];
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: %lld indices into a %s table of (%lld,%lld)",
+                 (unsigned long long)seed, trial, (long long)n, transposed ? "transposed" : "contiguous", (long long)v,
+                 (long long)d);
+        Tensor *out = tensor_gather_rows(table, indices, n);
+        ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+        /* naive: out[i][j] = table[indices[i]][j]; table row r's gradient = sum of w[i] over i with indices[i] = r */
+        Tensor *w = random_tensor(test_ctx, &rng, out->shape, 2, -1, 1);
+        float want[40], grad[24] = {0};
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < d; j++) {
+                want[i * d + j] = tensor_get(table, (const int64_t[]){indices[i], j});
+                grad[indices[i] * d + j] += tensor_data(w)[i * d + j];
+            }
+        EXPECT_VALUES(out, want, n * d, 0, context);
+        ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
+        Tensor *g = transposed ? tensor_permute(tensor_grad(stored), AXES(1, 0)) : tensor_grad(stored);
+        EXPECT_VALUES(g, grad, v * d, 1e-5f, context);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 5: gather");
+    TCase *chapter = add_test_case(s, "chapter");
+    add_test(chapter, test_gather_rows);
+    add_test(chapter, test_duplicates_add);
+    add_test(chapter, test_no_indices_and_unused_rows);
+    add_test(chapter, test_bad_indices);
+    TCase *views = add_test_case(s, "views and batches");
+    add_test(views, test_table_is_a_view);
+    add_test(views, test_batched_embedding);
+    TCase *grads = add_test_case(s, "gradients and random cases");
+    tcase_set_timeout(grads, 30);
+    add_test(grads, test_gradcheck);
+    add_test(grads, test_random_against_naive);
+    return run_core_tests(argc, argv, s);
+}

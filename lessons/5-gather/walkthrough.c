@@ -1,0 +1,110 @@
+/*
+ * walkthrough.c - lesson 5, run with `make lesson5`. Prints every worked example of the
+ * lesson, computed by the library as it runs. Read it beside docs/5-gather.md: the section
+ * numbers match.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "broadcast.h"
+#include "gather.h"
+
+static void heading(const char *title) { printf("\n%s\n", title); }
+
+static Tensor *chapter_table(Ctx *ctx) {
+    return tensor_requires_grad(tensor_from(ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
+}
+
+static void print_indices(const char *label, const int64_t *indices, int64_t n) {
+    printf("%s[", label);
+    for (int64_t i = 0; i < n; i++) printf(i ? ", %lld" : "%lld", (long long)indices[i]);
+    printf("]\n");
+}
+
+static void section_lookup(Ctx *ctx) {
+    heading("6.1 gather_rows: table (V, D) and N indices -> (N, D); out row i is table row indices[i]");
+    Tensor *table = chapter_table(ctx);
+    const int64_t indices[2] = {0, 2};
+    Tensor *rows = tensor_gather_rows(table, indices, 2);
+    tensor_print("  table", table);
+    print_indices("  indices = ", indices, 2);
+    tensor_print("  gather_rows(table, indices)", rows);
+    printf("  its data, row-major: [");
+    for (int64_t k = 0; k < tensor_numel(rows); k++) printf(k ? ", %g" : "%g", (double)tensor_data(rows)[k]);
+    printf("]\n");
+}
+
+/* The chapter's per-row table: how often each row was gathered, and the gradient it got. */
+static void gradient_table(Ctx *ctx, const int64_t *indices, int64_t n) {
+    Tensor *table = chapter_table(ctx);
+    tensor_backward(tensor_sum(tensor_gather_rows(table, indices, n)));
+    print_indices("  indices = ", indices, n);
+    printf("  %-10s %-12s %s\n", "table row", "times used", "gradient of sum(out)");
+    const float *g = tensor_data(tensor_grad(table));
+    for (int64_t r = 0; r < 3; r++) {
+        int used = 0;
+        for (int64_t i = 0; i < n; i++) used += indices[i] == r;
+        printf("  %-10lld %-12d [%g, %g]\n", (long long)r, used, (double)g[r * 2], (double)g[r * 2 + 1]);
+    }
+    tensor_print("  table.grad", tensor_grad(table));
+}
+
+static void section_backward(Ctx *ctx) {
+    heading("6.2 Backward, a scatter-add: each output row's gradient goes back to the row it came from");
+    gradient_table(ctx, (const int64_t[]){0, 2}, 2);
+    printf("\n  the same row twice: its gradients add up (+=, never =)\n");
+    gradient_table(ctx, (const int64_t[]){0, 0}, 2);
+}
+
+static void section_errors(Ctx *ctx) {
+    heading("6.3 A bad index is an error that names it, not an out-of-bounds read");
+    Tensor *table = chapter_table(ctx);
+    const int64_t bad[2] = {1, 3};
+    Tensor *rows = tensor_gather_rows(table, bad, 2);
+    print_indices("  indices = ", bad, 2);
+    printf("  gather_rows returned %s: %s\n", rows ? "a tensor" : "NULL", tensor_error());
+    tensor_clear_error();
+}
+
+static void section_embedding(Ctx *ctx) {
+    heading("6.4 An embedding: a toy vocabulary, one vector per word, a sentence as rows");
+    const char *vocabulary[5] = {"the", "cat", "sat", "on", "mat"};
+    Tensor *table = tensor_requires_grad(tensor_from(ctx, DIMS(5, 3),
+                                                     VALUES(0.1f, 0.0f, 0.2f, 0.9f, 0.4f, 0.1f, 0.3f, 0.8f, 0.5f,
+                                                            0.0f, 0.2f, 0.7f, 0.6f, 0.5f, 0.0f)));
+    for (int w = 0; w < 5; w++)
+        printf("  %-4s -> row %d = [%.1f, %.1f, %.1f]\n", vocabulary[w], w, (double)tensor_data(table)[w * 3],
+               (double)tensor_data(table)[w * 3 + 1], (double)tensor_data(table)[w * 3 + 2]);
+    const int64_t sentence[6] = {0, 1, 2, 3, 0, 4}; /* "the cat sat on the mat" */
+    printf("  \"the cat sat on the mat\" -> ");
+    print_indices("indices ", sentence, 6);
+    Tensor *rows = tensor_gather_rows(table, sentence, 6);
+    tensor_fprint(stdout, "  its rows", rows, "%.1f");
+    tensor_backward(tensor_sum(rows));
+    printf("  gradient of sum(rows), first entry of each word's row:");
+    for (int w = 0; w < 5; w++) printf(" %s %g%s", vocabulary[w], (double)tensor_data(tensor_grad(table))[w * 3], w < 4 ? "," : "\n");
+    printf("  (\"the\" appears twice, so it collects two gradients)\n");
+    const int64_t batch[6] = {0, 1, 2, 0, 4, 2}; /* "the cat sat", "the mat sat" */
+    Tensor *e = tensor_embedding(table, batch, DIMS(2, 3));
+    tensor_describe("  embedding of 2 sentences of 3 words", e);
+}
+
+/* Each section gets a context of its own. */
+static int run_section(void (*section)(Ctx *)) {
+    Ctx *ctx = ctx_new();
+    if (!ctx) {
+        printf("out of memory: %s\n", tensor_error());
+        return -1;
+    }
+    section(ctx);
+    ctx_free(ctx);
+    return 0;
+}
+
+int main(void) {
+    printf("Lesson 5: gather_rows\n=====================\n");
+    void (*sections[])(Ctx *) = {section_lookup, section_backward, section_errors, section_embedding};
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        if (run_section(sections[i]) < 0) return EXIT_FAILURE;
+    return EXIT_SUCCESS;
+}
