@@ -125,6 +125,10 @@ Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
 
 /* ==== reshape: reinterpret ================================================================ */
 
+bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride) {
+    return outer_size == 1 || outer_stride == inner_size * inner_stride;
+}
+
 /* Strides that read x's elements, in x's row-major order, as `shape`, without copying; false
  * if x's layout does not allow that. Old dims are taken in chunks that are contiguous among
  * themselves (each dim's stride is the next one's stride times its size); every new dim must
@@ -138,7 +142,8 @@ static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_
     int64_t chunk_stride = x->strides[x->rank - 1], old_count = 1, new_count = 1;
     for (int d = x->rank - 1; d >= 0; d--) {
         old_count *= x->shape[d];
-        bool chunk_ends = d == 0 || (x->shape[d - 1] != 1 && x->strides[d - 1] != old_count * chunk_stride);
+        /* the chunk so far reads as one dim of old_count elements, chunk_stride apart */
+        bool chunk_ends = d == 0 || !dims_merge(x->shape[d - 1], x->strides[d - 1], old_count, chunk_stride);
         if (!chunk_ends) continue;
         while (nd >= 0 && (new_count < old_count || shape[nd] == 1)) {
             strides[nd] = new_count * chunk_stride;
