@@ -11,7 +11,9 @@
 #   ... (kept equal to the section of `make lesson1` whose heading starts with "2.4 Approach 2")
 #   ```
 #
-# A section of a walk-through's output runs from its heading line to the next blank line.
+# A section of a walk-through's output runs from its heading line (which starts in column 0) to
+# the next heading: its lines are indented, and a blank line inside it (between the batches of
+# a 3-D tensor, say) is followed by another indented line.
 mode=${1:-check}
 build=${BUILD:-build}
 status=0
@@ -32,13 +34,17 @@ for doc in docs/*.md; do
 
     awk -v outputs="$outputs" -v doc="$doc" '
         # the section of lesson n'"'"'s output whose heading starts with `heading`
-        function section(n, heading,    file, line, inside, text) {
+        function section(n, heading,    file, line, inside, text, blanks) {
             file = outputs "/lesson" n ".txt"
-            inside = 0; text = ""
+            inside = 0; text = ""; blanks = ""
             while ((getline line < file) > 0) {
-                if (!inside && index(line, heading) == 1) inside = 1
-                else if (inside && line == "") break
-                if (inside) text = text line "\n"
+                if (!inside) {
+                    if (index(line, heading) == 1) { inside = 1; text = line "\n" }
+                    continue
+                }
+                if (line == "") { blanks = blanks "\n"; continue }
+                if (line !~ /^ /) break            # the next heading
+                text = text blanks line "\n"; blanks = ""
             }
             close(file)
             if (!inside) {
@@ -60,7 +66,7 @@ for doc in docs/*.md; do
         }
         { print }
         END { exit missing }
-    ' "$doc" >"$outputs/doc.tmp" || status=1
+    ' "$doc" >"$outputs/doc.tmp" || { status=1; continue; }
 
     if ! cmp -s "$doc" "$outputs/doc.tmp"; then
         if [ "$mode" = update ]; then
