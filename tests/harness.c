@@ -150,6 +150,32 @@ void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol
     free(got);
 }
 
+float *guarded_buffer(int64_t n, float marker) {
+    float *buf = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *buf);
+    ck_assert_ptr_nonnull(buf);
+    for (int64_t i = 0; i < n + OUTPUT_GUARD; i++) buf[i] = marker;
+    return buf;
+}
+
+void expect_output_(float *buf, int64_t n, float marker, const float *expected, float tol, const char *what,
+                    const char *file, int line) {
+    for (int64_t i = n; i < n + OUTPUT_GUARD; i++)
+        if (buf[i] != marker)
+            _ck_assert_failed(file, line, "Failed", "%s: wrote past the end of the output: element %" PRId64
+                              " was written, but the output has %" PRId64 " floats", what, i, n);
+    for (int64_t i = 0; i < n; i++) {
+        if (close_enough(buf[i], expected[i], tol)) continue;
+        if (marker != 0.0f && fabsf(buf[i] - expected[i] - marker) <= 1e-3f * fabsf(marker)) {
+            char hinted[1024];
+            snprintf(hinted, sizeof hinted, "%s (the output held %g everywhere before the call, and it looks added to: "
+                     "zero it, or write with =, first)", what, (double)marker);
+            expect_close(buf, expected, n, NULL, 0, tol, hinted, file, line);
+        }
+        expect_close(buf, expected, n, NULL, 0, tol, what, file, line);
+    }
+    free(buf);
+}
+
 void expect_error_(const char *needle, const char *what, const char *file, int line) {
     const char *msg = tensor_error();
     if (!msg || !strstr(msg, needle))

@@ -85,6 +85,19 @@ void expect_array_(const float *got, const float *expected, int64_t n, float tol
                    const char *file, int line);
 void expect_error_(const char *needle, const char *what, const char *file, int line);
 
+/* Buffers that an exercise writes into. guarded_buffer(n, marker) mallocs n floats plus
+ * OUTPUT_GUARD more behind them, all set to `marker` (a value no answer has). After the
+ * exercise ran, EXPECT_OUTPUT(buf, n, marker, expected, tol, what) fails if any guard slot
+ * changed ("wrote past the end"), or if the n floats differ from expected; when a wrong value
+ * is the marker plus the expected one, the message says the buffer was added to instead of
+ * overwritten. It frees buf. */
+#define OUTPUT_GUARD 16
+float *guarded_buffer(int64_t n, float marker);
+#define EXPECT_OUTPUT(buf, n, marker, expected, tol, what) \
+    expect_output_((buf), (n), (marker), (expected), (tol), (what), __FILE__, __LINE__)
+void expect_output_(float *buf, int64_t n, float marker, const float *expected, float tol, const char *what,
+                    const char *file, int line);
+
 /* Writes "[1, 2, 3]" (at most the first 24 values) into buf. */
 char *format_floats(const float *v, int64_t n, char *buf, size_t size);
 char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size);

@@ -12,8 +12,6 @@
 #include "exercises.h"
 #include "harness.h"
 
-/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
-enum { GUARD = 16 };
 
 /* ==== 1.1 by hand ======================================================================== */
 
@@ -254,9 +252,9 @@ static void probe_1_4(void) {
 
 static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank, const char *context) {
     int64_t n = shape_numel(target, target_rank);
-    int64_t *want = malloc((size_t)(n + GUARD) * sizeof *want), *got = malloc((size_t)(n + GUARD) * sizeof *got);
+    int64_t *want = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *want), *got = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ck_assert(want && got);
-    for (int64_t t = 0; t < n + GUARD; t++) got[t] = -999; /* map, then a guard region behind it */
+    for (int64_t t = 0; t < n + OUTPUT_GUARD; t++) got[t] = -999; /* map, then a guard region behind it */
     ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
     ex1_4_broadcast_map(target, target_rank, src, src_rank, got);
     char st[SHAPE_STR_MAX], ss[SHAPE_STR_MAX], g[512], w[512];
@@ -276,7 +274,7 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
         }
     }
     bool past_end = false;
-    for (int64_t t = n; t < n + GUARD; t++) past_end |= got[t] != -999;
+    for (int64_t t = n; t < n + OUTPUT_GUARD; t++) past_end |= got[t] != -999;
     free(want), free(got);
     ck_assert_msg(!past_end, "exercise 1.4%s: wrote past the end of map for %s -> %s (map has %lld entries)", context,
                   shape_format(src, src_rank, ss, sizeof ss), shape_format(target, target_rank, st, sizeof st),
@@ -320,30 +318,13 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
     Tensor *g = EXPECT_OK(tensor_from(test_ctx, shape, rank, grad, n));
     Tensor *want = EXPECT_OK(tensor_sum_to_shape(g, out_shape, out_rank));
-    float *got = malloc((size_t)(n_out + GUARD) * sizeof *got);
-    ck_assert_ptr_nonnull(got);
-    for (int64_t j = 0; j < n_out + GUARD; j++) got[j] = 12345.0f; /* garbage the student must overwrite */
+    float *got = guarded_buffer(n_out, 12345.0f); /* garbage the student must overwrite */
     ex1_5_sum_to_shape(grad, shape, rank, got, out_shape, out_rank);
     char what[768], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX], values[256];
     snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s, %s, summed onto %s", context,
              shape_format(shape, rank, s, sizeof s), format_floats(grad, n, values, sizeof values),
              shape_format(out_shape, out_rank, so, sizeof so));
-    bool past_end = false;
-    for (int64_t j = n_out; j < n_out + GUARD; j++) past_end |= got[j] != 12345.0f;
-    float copy[64];
-    int64_t shown = n_out < 64 ? n_out : 64;
-    memcpy(copy, got, (size_t)shown * sizeof(float));
-    free(got);
-    ck_assert_msg(!past_end, "%s: wrote past the end of out (out has %lld floats)", what, (long long)n_out);
-    for (int64_t j = 0; j < shown; j++) {
-        if (fabsf(copy[j] - tensor_data(want)[j] - 12345.0f) < 0.01f) {
-            /* the garbage is still in there: a hint is kinder than a puzzle */
-            size_t used = strlen(what);
-            snprintf(what + used, sizeof what - used, " (out held 12345 everywhere before the call; zero it first)");
-            break;
-        }
-    }
-    EXPECT_ARRAY(copy, tensor_data(want), shown, 1e-5f, what);
+    EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-5f, what);
 }
 
 START_TEST(test_1_5_examples) {

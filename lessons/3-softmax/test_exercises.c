@@ -12,8 +12,6 @@
 #include "harness.h"
 #include "softmax.h"
 
-/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
-enum { GUARD = 16 };
 static const float MARK = -12345.0f;
 
 /* The library's softmax of one row, and its gradient for upstream g, for holding answers against. */
@@ -30,20 +28,11 @@ static void library_row(const float *x, int64_t d, const float *g, float *s, flo
 /* Runs a row exercise on x with a guard region behind out, and compares with want. */
 static void check_row(void (*fn)(const float *, int64_t, float *), const char *id, const float *x, int64_t d,
                       const float *want, float tol, const char *context) {
-    float *out = malloc((size_t)(d + GUARD) * sizeof *out);
-    ck_assert_ptr_nonnull(out);
-    for (int64_t j = 0; j < d + GUARD; j++) out[j] = MARK;
+    float *out = guarded_buffer(d, MARK);
     fn(x, d, out);
     char what[512], xs[256];
     snprintf(what, sizeof what, "exercise %s%s: x = %s", id, context, format_floats(x, d, xs, sizeof xs));
-    bool past_end = false;
-    for (int64_t j = d; j < d + GUARD; j++) past_end |= out[j] != MARK;
-    float copy[64];
-    int64_t shown = d < 64 ? d : 64;
-    memcpy(copy, out, (size_t)shown * sizeof(float));
-    free(out);
-    ck_assert_msg(!past_end, "%s: wrote past the end of out (out has %lld floats)", what, (long long)d);
-    EXPECT_ARRAY(copy, want, shown, tol, what);
+    EXPECT_OUTPUT(out, d, MARK, want, tol, what);
 }
 
 /* ==== 3.1 d = 2 by hand ================================================================== */
@@ -129,22 +118,22 @@ static void probe_3_3(void) {
 
 static void check_3_3(const float *x, const float *g_in, int64_t d, const char *context) {
     /* s and g are followed by nan, so a loop that reads past d shows up as nan */
-    float s[64 + GUARD], g[64 + GUARD], want[64], got[64 + GUARD];
-    for (int64_t j = 0; j < d + GUARD; j++) s[j] = g[j] = j < d ? 0.0f : NAN;
+    float s[64 + OUTPUT_GUARD], g[64 + OUTPUT_GUARD], want[64], got[64 + OUTPUT_GUARD];
+    for (int64_t j = 0; j < d + OUTPUT_GUARD; j++) s[j] = g[j] = j < d ? 0.0f : NAN;
     memcpy(g, g_in, (size_t)d * sizeof(float));
     library_row(x, d, g, s, want);
     for (int64_t j = 0; j < d; j++) {
         got[j] = 10.0f + (float)j; /* gradients already there: add, do not overwrite */
         want[j] += 10.0f + (float)j;
     }
-    for (int64_t j = d; j < d + GUARD; j++) got[j] = MARK;
+    for (int64_t j = d; j < d + OUTPUT_GUARD; j++) got[j] = MARK;
     ex3_3_softmax_row_backward(s, g, d, got);
     char what[768], ss[256], gs[256];
     snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g are followed "
              "by nan: a nan in dx means a read past d)", context, format_floats(s, d, ss, sizeof ss),
              format_floats(g, d, gs, sizeof gs));
     bool past_end = false;
-    for (int64_t j = d; j < d + GUARD; j++) past_end |= got[j] != MARK;
+    for (int64_t j = d; j < d + OUTPUT_GUARD; j++) past_end |= got[j] != MARK;
     ck_assert_msg(!past_end, "%s: wrote past the end of dx (dx has %lld floats)", what, (long long)d);
     ck_assert_msg(fabsf(got[0] - (want[0] - 10.0f)) > 1e-6f,
                   "%s: dx[0] is %g, the new gradient alone: add it to what dx already holds (+=), do not overwrite dx",

@@ -22,7 +22,8 @@ typedef struct {
     int64_t y_shape[2];      /* the shape of y */
     float y[6];              /* y's elements in row-major order */
     float grad_sum[6];       /* d loss / d x for loss = sum(y), in x's row-major order */
-    float grad_weighted[6];  /* d loss / d x for loss = sum(w * y), w = [[1, 2], [3, 4], [5, 6]] */
+    float grad_weighted[6];  /* d loss / d x for loss = sum(w * y), */
+                             /* with w = [[1, 2], [3, 4], [5, 6]] */
 } PermuteByHand;
 
 void ex4_1_permute_by_hand(PermuteByHand *answer);
@@ -32,9 +33,10 @@ void ex4_1_permute_by_hand(PermuteByHand *answer);
  * and then by inv gives back the original order. */
 void ex4_2_inverse_permutation(const int *dims, int n, int *inv);
 
-/* 4.3: permute as a view (docs/4-permute.md 5.1). A tensor with `rank` dims has the given
- * shape and strides; dims (rank entries) is a permutation of 0..rank-1 (all non-negative). Write the shape and
- * strides of the permuted view, in which output dim i is input dim dims[i]. */
+/* 4.3: permute as a view (docs/4-permute.md 5.1). A tensor with `rank` dims (0 to 8) has the
+ * given shape and strides; dims (rank entries) is a permutation of 0..rank-1, all
+ * non-negative. Write the shape and strides of the permuted view, in which output dim i is
+ * input dim dims[i]. */
 void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims,
                         int64_t *out_shape, int64_t *out_strides);
 

@@ -13,12 +13,11 @@
 
 #include <string.h>
 
-/* "(1,0,2)", for messages */
+/* "(1,0,2)", for messages; n is at most TENSOR_MAX_RANK */
 static char *axes_format(const int *dims, int n, char *buf, size_t size) {
     int64_t wide[TENSOR_MAX_RANK];
-    int shown = n < TENSOR_MAX_RANK ? n : TENSOR_MAX_RANK;
-    for (int i = 0; i < shown; i++) wide[i] = dims[i];
-    return shape_format(wide, shown, buf, size);
+    for (int i = 0; i < n; i++) wide[i] = dims[i];
+    return shape_format(wide, n, buf, size);
 }
 
 /* ==== permutations ======================================================================= */
@@ -26,8 +25,12 @@ static char *axes_format(const int *dims, int n, char *buf, size_t size) {
 int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out) {
     char s[SHAPE_STR_MAX];
     if (n != rank || (n > 0 && !dims)) {
-        tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
-                         dims ? axes_format(dims, n, s, sizeof s) : "NULL", rank, rank);
+        if (dims && n >= 0 && n <= TENSOR_MAX_RANK)
+            tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
+                             axes_format(dims, n, s, sizeof s), rank, rank);
+        else
+            tensor_set_error("%s: %d axes%s given for a tensor of rank %d: give each of its %d axes once", op, n,
+                             dims ? "" : " (NULL)", rank, rank);
         return -1;
     }
     bool seen[TENSOR_MAX_RANK] = {false};
@@ -63,6 +66,11 @@ int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
     for (int i = 0; i < rank; i++) out_shape[i] = shape[p[i]];
     inverse_permutation(p, rank, inv);
     int64_t total = shape_numel(shape, rank);
+    if (total < 0) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("permute_map: shape %s has too many elements", shape_format(shape, rank, s, sizeof s));
+        return -1;
+    }
     if (total > 0 && !map) {
         tensor_set_error("permute_map: map is NULL");
         return -1;
@@ -95,8 +103,11 @@ static void permute_backward(Tensor *out) {
 
 Tensor *tensor_permute(Tensor *x, const int *dims, int n) {
     if (!x) return tensor_null_input("permute", "x"), NULL;
+    int checked[TENSOR_MAX_RANK];
+    if (normalize_permutation("permute", dims, n, x->rank, checked) < 0) return NULL;
     int *p = ctx_alloc(x->ctx, TENSOR_MAX_RANK * sizeof *p); /* kept for the backward */
-    if (!p || normalize_permutation("permute", dims, n, x->rank, p) < 0) return NULL;
+    if (!p) return NULL;
+    memcpy(p, checked, sizeof checked);
     int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
     for (int i = 0; i < n; i++) {
         shape[i] = x->shape[p[i]]; /* output dim i is input dim p[i]: its size ... */
@@ -131,8 +142,8 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
 
 /* Strides that read x's elements, in x's row-major order, as `shape`, without copying; false
  * if x's layout does not allow that. Old dims are taken in chunks that are contiguous among
- * themselves (each dim's stride is the next one's stride times its size); every new dim must
- * fall inside one chunk. (The same rule as PyTorch's view.) */
+ * themselves (each dim's stride is the next dim's stride times the next dim's size: dims_merge);
+ * every new dim must fall inside one chunk. (The same rule as PyTorch's view.) */
 static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_t *strides) {
     if (tensor_numel(x) == 0 || x->rank == 0) {
         contiguous_strides(shape, rank, strides);
@@ -170,8 +181,12 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
     const char *op = "reshape";
     char s[SHAPE_STR_MAX];
     if (!x) return tensor_null_input(op, "x"), NULL;
-    if (rank < 0 || rank > TENSOR_MAX_RANK || (rank > 0 && !shape)) {
+    if (rank < 0 || rank > TENSOR_MAX_RANK) {
         tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
+        return NULL;
+    }
+    if (rank > 0 && !shape) {
+        tensor_set_error("%s: shape is NULL for rank %d", op, rank);
         return NULL;
     }
     /* one dim may be -1: it takes whatever the others leave */
@@ -179,17 +194,17 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
     int unknown = -1;
     for (int d = 0; d < rank; d++) {
         want[d] = shape[d];
-        if (shape[d] == -1 && unknown < 0) unknown = d;
-        else if (shape[d] == -1) {
+        if (shape[d] == -1 && unknown < 0) {
+            unknown = d;
+        } else if (shape[d] == -1) {
             tensor_set_error("%s: can only specify one unknown dimension, got %s", op, shape_format(shape, rank, s, sizeof s));
             return NULL;
         } else if (shape[d] < 0) {
             tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op, shape_format(shape, rank, s, sizeof s));
             return NULL;
-        } else if (shape[d] > 0 && known > INT64_MAX / shape[d]) {
-            known = -1; /* too many elements: cannot match */
-            break;
-        } else {
+        } else if (known >= 0 && shape[d] > 0 && known > INT64_MAX / shape[d]) {
+            known = -1; /* too many elements: it cannot match (keep checking the other dims) */
+        } else if (known >= 0) {
             known *= shape[d];
         }
     }

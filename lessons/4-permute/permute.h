@@ -40,7 +40,8 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
 
 /* numpy's transpose(x, dims): output dim i is input dim dims[i]. A view (no copy): the shape
  * and strides are reordered, the offset and storage are x's. Backward: the gradient goes back
- * through the inverse permutation. */
+ * through the inverse permutation, which the code does by writing it through the same
+ * permuted strides into x's gradient. */
 Tensor *tensor_permute(Tensor *x, const int *dims, int n);
 /* Swaps two dims (negative allowed): a permute. */
 Tensor *tensor_transpose(Tensor *x, int dim0, int dim1);

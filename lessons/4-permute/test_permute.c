@@ -273,7 +273,22 @@ START_TEST(test_invalid_permutations) {
     ck_assert_ptr_null(tensor_permute(x, AXES(-3, 0)));
     ck_assert_str_eq(tensor_error(), "permute: axis -3 is out of bounds for array of dimension 2");
     ck_assert_ptr_null(tensor_permute(x, NULL, 2));
-    EXPECT_ERROR("permute: axes NULL don't match", "NULL dims");
+    ck_assert_str_eq(tensor_error(), "permute: 2 axes (NULL) given for a tensor of rank 2: give each of its 2 axes once");
+    ck_assert_ptr_null(tensor_permute(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 1, 1, 1)), AXES(0, 1, 2, 3, 4, 5, 6, 7, 8)));
+    ck_assert_str_eq(tensor_error(), "permute: 9 axes given for a tensor of rank 8: give each of its 8 axes once");
+    ck_assert_ptr_null(tensor_reshape(x, NULL, 2));
+    ck_assert_str_eq(tensor_error(), "reshape: shape is NULL for rank 2");
+    ck_assert_ptr_null(tensor_reshape(x, DIMS(INT64_MAX, 2, -1, -1)));
+    EXPECT_ERROR("can only specify one unknown dimension", "two -1 after an overflowing dim");
+    ck_assert_ptr_null(tensor_reshape(x, DIMS(INT64_MAX, 2, -5)));
+    EXPECT_ERROR("negative dimensions are not allowed", "a negative dim after an overflowing one");
+    int64_t huge_map[1];
+    ck_assert_int_eq(permute_map(DIMS(INT64_MAX, 4), (const int[]){1, 0}, huge_map), -1);
+    EXPECT_ERROR("permute_map: shape (9223372036854775807,4) has too many elements", "a shape that overflows");
+    /* a failed permute allocates nothing */
+    size_t before = ctx_bytes(test_ctx);
+    for (int i = 0; i < 100; i++) ck_assert_ptr_null(tensor_permute(x, AXES(0, 0)));
+    ck_assert_uint_eq(ctx_bytes(test_ctx), before);
     ck_assert_ptr_null(tensor_transpose(x, 0, 5));
     ck_assert_str_eq(tensor_error(), "transpose: axis 5 is out of bounds for array of dimension 2");
     ck_assert_ptr_null(tensor_reshape(x, DIMS(4)));

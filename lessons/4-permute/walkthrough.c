@@ -47,6 +47,7 @@ static void section_3d(Ctx *ctx) {
     heading("5.1 In 3-D: permute (0,2,1) swaps the last two dims of (2,2,3)");
     Tensor *x = tensor_from(ctx, DIMS(2, 2, 3), VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12));
     Tensor *y = tensor_permute(x, AXES(0, 2, 1));
+    tensor_print("  x", x);
     tensor_describe("  x", x);
     tensor_describe("  y", y);
     tensor_print("  y", y);
@@ -82,14 +83,15 @@ static void section_odometer(Ctx *ctx) {
     Tensor *y = tensor_permute(x, AXES(1, 0));
     NdIter it;
     nditer_init(&it, y->rank, y->shape, 1, (const int64_t *[]){y->strides});
-    char idx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    printf("  y has shape (3,2) and strides %s\n", shape_format(y->strides, y->rank, st, sizeof st));
+    char idx[SHAPE_STR_MAX], st[SHAPE_STR_MAX], sh[SHAPE_STR_MAX];
+    printf("  y has shape %s and strides %s\n", shape_format(y->shape, y->rank, sh, sizeof sh),
+           shape_format(y->strides, y->rank, st, sizeof st));
     printf("  index   offset  change  value\n");
     int64_t previous = 0;
     while (nditer_next(&it)) {
         char change[16] = "";
         if (it.remaining + 1 < tensor_numel(y)) snprintf(change, sizeof change, "%+lld", (long long)(it.offset[0] - previous));
-        printf("  %-7s %-7lld %-7s %g\n", shape_format(it.index, 2, idx, sizeof idx), (long long)it.offset[0], change,
+        printf("  %-7s %-7lld %-7s %g\n", shape_format(it.index, y->rank, idx, sizeof idx), (long long)it.offset[0], change,
                (double)tensor_data(y)[it.offset[0]]);
         previous = it.offset[0];
     }
@@ -107,6 +109,18 @@ static void section_backward(Ctx *ctx) {
     tensor_print("  w", w);
     tensor_print("  d sum(w * permute(x)) / dx", tensor_grad(x));
     tensor_print("  permute(w, (1,0))          ", tensor_permute(w, AXES(1, 0)));
+
+    /* a swap is its own inverse; a rotation shows the inverse at work */
+    int perm[3] = {1, 2, 0}, inv[3];
+    inverse_permutation(perm, 3, inv);
+    Tensor *c = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *r = tensor_permute(c, perm, 3); /* (1, 3, 2) */
+    Tensor *wr = tensor_from(ctx, DIMS(1, 3, 2), VALUES(10, 20, 30, 40, 50, 60));
+    tensor_backward(tensor_sum(tensor_mul(wr, r)));
+    printf("  rotating x of shape (2,1,3) by (1,2,0); its inverse is (%d,%d,%d)\n", inv[0], inv[1], inv[2]);
+    tensor_print("  w", wr);
+    tensor_print("  d sum(w * permute(x, (1,2,0))) / dx", tensor_grad(c));
+    tensor_print("  permute(w, inverse)                ", tensor_permute(wr, inv, 3));
 }
 
 /* Each section gets a context of its own, so storage numbers in the output start at #1. */

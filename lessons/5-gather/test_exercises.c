@@ -14,8 +14,6 @@
 #include "harness.h"
 #include "reduce.h"
 
-/* Output arrays get this many extra slots, filled with a marker, to catch writes past the end. */
-enum { GUARD = 16 };
 static const float MARK = -12345.0f;
 
 static void random_indices(Rng *rng, int64_t n, int64_t v, int64_t *indices) {
@@ -81,28 +79,20 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, indices, n));
     ck_assert_int_eq(tensor_backward_from(out, EXPECT_OK(tensor_from(test_ctx, DIMS(n, d), g, n * d))), 0);
     int64_t size = v * d;
-    float *got = malloc((size_t)(size + GUARD) * sizeof *got), *want = malloc((size_t)(size + 1) * sizeof *want);
-    ck_assert(got && want);
+    float *got = guarded_buffer(size, MARK), *want = malloc((size_t)(size + 1) * sizeof *want);
+    ck_assert_ptr_nonnull(want);
     for (int64_t k = 0; k < size; k++) {
-        got[k] = 100.0f + (float)k;
+        got[k] = 100.0f + (float)k; /* gradients already there: add, do not overwrite */
         want[k] = 100.0f + (float)k + tensor_data(tensor_grad(table))[k];
     }
-    for (int64_t k = size; k < size + GUARD; k++) got[k] = MARK;
     ex5_2_scatter_add(g, indices, n, d, got);
     char what[768], is[256], gs[256];
     int64_t wide[64];
     for (int64_t i = 0; i < n && i < 64; i++) wide[i] = indices[i];
     snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
              context, format_ints(wide, n < 64 ? n : 64, is, sizeof is), (long long)d, format_floats(g, n * d, gs, sizeof gs));
-    bool past_end = false;
-    for (int64_t k = size; k < size + GUARD; k++) past_end |= got[k] != MARK;
-    float got_copy[256], want_copy[256];
-    int64_t shown = size < 256 ? size : 256;
-    memcpy(got_copy, got, (size_t)shown * sizeof(float));
-    memcpy(want_copy, want, (size_t)shown * sizeof(float));
-    free(got), free(want);
-    ck_assert_msg(!past_end, "%s: wrote past the end of gtable (it has %lld floats)", what, (long long)size);
-    EXPECT_ARRAY(got_copy, want_copy, shown, 1e-5f, what);
+    EXPECT_OUTPUT(got, size, MARK, want, 1e-5f, what);
+    free(want);
 }
 
 START_TEST(test_5_2_chapter_and_duplicates) {
@@ -141,8 +131,8 @@ static void probe_5_3(void) {
 static void check_checked(const int64_t *indices, int64_t n, const char *context) {
     const int64_t v = 3, d = 2;
     const float table[6] = {1, 2, 3, 4, 5, 6};
-    float got[64 + GUARD];
-    for (int k = 0; k < 64 + GUARD; k++) got[k] = MARK;
+    float got[64 + OUTPUT_GUARD];
+    for (int k = 0; k < 64 + OUTPUT_GUARD; k++) got[k] = MARK;
     int64_t bad = -99, wide[32];
     for (int64_t i = 0; i < n; i++) wide[i] = indices[i];
     char what[384], is[256];
@@ -157,13 +147,13 @@ static void check_checked(const int64_t *indices, int64_t n, const char *context
                       status, (long long)indices[first], (long long)first);
         ck_assert_msg(bad == first, "%s: *bad_position is %lld, expected %lld (the first bad index)", what, (long long)bad,
                       (long long)first);
-        for (int k = 0; k < 64 + GUARD; k++)
+        for (int k = 0; k < 64 + OUTPUT_GUARD; k++)
             ck_assert_msg(got[k] == MARK, "%s: out[%d] was written, but on an error out must be left untouched: check "
                           "every index before copying anything", what, k);
         return;
     }
     ck_assert_msg(status == 0, "%s: returned %d, expected 0: every index is in range", what, status);
-    for (int64_t k = n * d; k < 64 + GUARD; k++)
+    for (int64_t k = n * d; k < 64 + OUTPUT_GUARD; k++)
         ck_assert_msg(got[k] == MARK, "%s: wrote past the end of out (it has %lld floats)", what, (long long)(n * d));
     EXPECT_ARRAY(got, tensor_data(want), n * d, 0, what);
 }
