@@ -1,0 +1,213 @@
+/*
+ * bmm.c - lesson 6: batched matmul with broadcast batch dims, forward and backward.
+ *
+ * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides), the plan
+ * that splits operands into batch dims and matrix dims and broadcasts the batch dims (lesson
+ * 1), the forward over every batch (with the one valid fold), the backward, then 1-D operands.
+ * Last, seed 002's invalid fold, kept only for the walk-through. docs/6-bmm.md explains every
+ * step.
+ *
+ * Letters: a is (..., m, k), b is (..., k, n), out is (..., m, n). rs and cs are a matrix's row
+ * and column strides. g is out's gradient; ga and gb are a's and b's.
+ */
+#include "bmm.h"
+
+#include <string.h>
+
+#include "broadcast.h"
+#include "permute.h"
+
+/* ==== the 2-D kernel ====================================================================== */
+
+/* out[i, j] (+)= sum over p of a[i, p] * b[p, j], every matrix read through its strides, so any
+ * view works. Loop order i, p, j: the inner loop walks a row of b and a row of out. */
+static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++) {
+            float x = a[i * a_rs + p * a_cs];
+            for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += x * b[p * b_rs + j * b_cs];
+        }
+}
+
+/* ==== the plan: batch dims broadcast, matrix dims multiply ================================ */
+
+typedef struct {
+    int batch_rank;
+    int64_t batch[TENSOR_MAX_RANK]; /* the broadcast batch shape */
+    int64_t m, k, n;
+    /* strides over the batch dims, 0 along every dim the operand was broadcast along */
+    int64_t a_batch[TENSOR_MAX_RANK], b_batch[TENSOR_MAX_RANK], out_batch[TENSOR_MAX_RANK];
+    int64_t a_rs, a_cs, b_rs, b_cs;
+} Plan;
+
+/* Splits a (..., m, k) and b (..., k, n), both of rank >= 2, and broadcasts their batch dims.
+ * `strides_a`/`strides_b` choose which strides to describe (the data's, or a gradient's). */
+static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, const Tensor *b,
+                     const int64_t *strides_b, Plan *plan) {
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], ba[SHAPE_STR_MAX], bb[SHAPE_STR_MAX];
+    int ra = a->rank - 2, rb = b->rank - 2;
+    plan->m = a->shape[ra];
+    plan->k = a->shape[ra + 1];
+    plan->n = b->shape[rb + 1];
+    if (b->shape[rb] != plan->k) {
+        tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
+                         "second-to-last dim of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                         shape_format(b->shape, b->rank, sb, sizeof sb), (long long)plan->k, (long long)b->shape[rb]);
+        return -1;
+    }
+    if (broadcast_shapes(a->shape, ra, b->shape, rb, plan->batch, &plan->batch_rank) < 0) {
+        tensor_set_error("%s: the batch dims of shapes %s and %s could not be broadcast together: %s and %s", op,
+                         shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
+                         shape_format(a->shape, ra, ba, sizeof ba), shape_format(b->shape, rb, bb, sizeof bb));
+        return -1;
+    }
+    /* lesson 1's stride-0 view, applied to the batch dims only */
+    broadcast_strides(a->shape, ra, strides_a, plan->batch, plan->batch_rank, plan->a_batch);
+    broadcast_strides(b->shape, rb, strides_b, plan->batch, plan->batch_rank, plan->b_batch);
+    plan->a_rs = strides_a[ra];
+    plan->a_cs = strides_a[ra + 1];
+    plan->b_rs = strides_b[rb];
+    plan->b_cs = strides_b[rb + 1];
+    int64_t out_shape[TENSOR_MAX_RANK], out_strides[TENSOR_MAX_RANK];
+    memcpy(out_shape, plan->batch, (size_t)plan->batch_rank * sizeof(int64_t));
+    out_shape[plan->batch_rank] = plan->m;
+    out_shape[plan->batch_rank + 1] = plan->n;
+    contiguous_strides(out_shape, plan->batch_rank + 2, out_strides);
+    memcpy(plan->out_batch, out_strides, (size_t)plan->batch_rank * sizeof(int64_t));
+    return 0;
+}
+
+bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t *a_batch_strides,
+                            const int64_t *b_batch_strides, int64_t m, int64_t a_row_stride) {
+    int64_t size = m, stride = a_row_stride; /* the rows of a, as one dim so far */
+    for (int d = batch_rank - 1; d >= 0; d--) {
+        if (b_batch_strides[d] != 0 && batch[d] != 1) return false; /* b differs from batch to batch */
+        if (!dims_merge(batch[d], a_batch_strides[d], size, stride)) return false; /* a's batch and rows do not merge */
+        size *= batch[d];
+    }
+    return batch_rank > 0;
+}
+
+/* ==== forward ============================================================================= */
+
+static void matmul_backward(Tensor *out);
+
+/* a @ b for operands of rank >= 2. */
+static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
+    Plan p;
+    if (make_plan(op, a, a->strides, b, b->strides, &p) < 0) return NULL;
+    int64_t shape[TENSOR_MAX_RANK];
+    memcpy(shape, p.batch, (size_t)p.batch_rank * sizeof(int64_t));
+    shape[p.batch_rank] = p.m;
+    shape[p.batch_rank + 1] = p.n;
+    Tensor *out = tensor_zeros(a->ctx, shape, p.batch_rank + 2);
+    if (!out) return NULL;
+    const float *ad = tensor_data(a), *bd = tensor_data(b);
+    float *od = tensor_data(out);
+    if (matmul_folds_into_rows(p.batch_rank, p.batch, p.a_batch, p.b_batch, p.m, p.a_rs)) {
+        /* every batch uses the same b, and a's rows of all batches are evenly spaced: one big
+         * (batches*m, k) @ (k, n) product, whose result rows are out's rows in order */
+        int64_t rows = shape_numel(p.batch, p.batch_rank) * p.m;
+        matmul_2d(ad, p.a_rs, p.a_cs, bd, p.b_rs, p.b_cs, od, p.n, 1, rows, p.k, p.n);
+    } else {
+        /* the plain loop: one 2-D product per batch index, each operand at its own offset */
+        NdIter it;
+        nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
+        while (nditer_next(&it))
+            matmul_2d(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2], p.n, 1, p.m,
+                      p.k, p.n);
+    }
+    return tensor_record(out, op, matmul_backward, 2, (Tensor *[]){a, b});
+}
+
+/* ==== backward ============================================================================ */
+
+/* For every batch: ga += g @ b^T and gb += a^T @ g (the chapter's section 7.3):
+ *   ga[i, p] += sum over j of g[i, j] * b[p, j]
+ *   gb[p, j] += sum over i of a[i, p] * g[i, j]
+ * ga and gb are contiguous in a's and b's own shapes and are addressed with stride 0 along
+ * the batch dims that were broadcast, so the batches that shared an operand all add into the
+ * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
+ * add into x's gradient. */
+static void matmul_backward(Tensor *out) {
+    Tensor *a = out->inputs[0], *b = out->inputs[1];
+    int64_t ga_strides[TENSOR_MAX_RANK], gb_strides[TENSOR_MAX_RANK];
+    contiguous_strides(a->shape, a->rank, ga_strides);
+    contiguous_strides(b->shape, b->rank, gb_strides);
+    Plan data, grad; /* the same plan over the data's strides and over the gradients' */
+    make_plan("matmul", a, a->strides, b, b->strides, &data);
+    make_plan("matmul", a, ga_strides, b, gb_strides, &grad);
+    float *ga = a->requires_grad ? tensor_grad_data(a) : NULL, *gb = b->requires_grad ? tensor_grad_data(b) : NULL;
+    const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
+    int64_t m = data.m, k = data.k, n = data.n;
+    NdIter it;
+    nditer_init(&it, data.batch_rank, data.batch, 5,
+                (const int64_t *[]){data.a_batch, data.b_batch, data.out_batch, grad.a_batch, grad.b_batch});
+    while (nditer_next(&it)) {
+        const float *ab = ad + it.offset[0], *bb = bd + it.offset[1], *gbatch = g + it.offset[2];
+        /* g @ b^T: b^T is b read with its row and column strides swapped */
+        if (ga) matmul_2d(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k);
+        /* a^T @ g: a^T is a read with its strides swapped */
+        if (gb) matmul_2d(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n);
+    }
+}
+
+/* ==== 1-D operands, and the entry point =================================================== */
+
+Tensor *tensor_matmul(Tensor *a, Tensor *b) {
+    const char *op = "matmul";
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+    if (!a) return tensor_null_input(op, "a"), NULL;
+    if (!b) return tensor_null_input(op, "b"), NULL;
+    if (a->ctx != b->ctx) {
+        tensor_set_error("%s: the operands belong to different contexts", op);
+        return NULL;
+    }
+    if (a->rank == 0 || b->rank == 0) {
+        tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul to scale",
+                         op, shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb));
+        return NULL;
+    }
+    int64_t k_a = a->shape[a->rank - 1], k_b = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
+    if (k_a != k_b) {
+        tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
+                         "%s of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                         shape_format(b->shape, b->rank, sb, sizeof sb), (long long)k_a,
+                         b->rank == 1 ? "length" : "second-to-last dim", (long long)k_b);
+        return NULL;
+    }
+    if (a->rank >= 2 && b->rank >= 2) return matmul_nd(op, a, b);
+
+    /* numpy's promotion: a 1-D left operand is a row (1, k), a 1-D right one a column (k, 1);
+     * the dim added is removed from the result again. Both are reshapes (views). */
+    Tensor *a2 = a->rank == 1 ? tensor_reshape(a, (const int64_t[]){1, k_a}, 2) : a;
+    Tensor *b2 = b->rank == 1 ? tensor_reshape(b, (const int64_t[]){k_b, 1}, 2) : b;
+    Tensor *out = a2 && b2 ? matmul_nd(op, a2, b2) : NULL;
+    if (!out) return NULL;
+    int64_t shape[TENSOR_MAX_RANK];
+    int rank = 0;
+    for (int d = 0; d < out->rank - 2; d++) shape[rank++] = out->shape[d];
+    if (a->rank > 1) shape[rank++] = out->shape[out->rank - 2]; /* m, unless a was a vector */
+    if (b->rank > 1) shape[rank++] = out->shape[out->rank - 1]; /* n, unless b was a vector */
+    return tensor_reshape(out, shape, rank);
+}
+
+/* ==== for teaching only: the fold into columns that is never valid ======================== */
+
+int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, int64_t m, int64_t k, int64_t n,
+                                 float *out) {
+    /* The mistake: read keys (b, k, n) as one (k, b*n) matrix with rows n apart (its rows are
+     * really k*n apart per batch), and write each result row of b*n into out with a row
+     * stride of n, as if out were (m, n). */
+    for (int64_t i = 0; i < b * m * n; i++) out[i] = 0.0f;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < b * n; j++) {
+            float s = 0.0f;
+            for (int64_t p = 0; p < k; p++) s += q[i * k + p] * keys[p * n + j]; /* stays inside keys */
+            out[i * n + j] = s; /* row i overwrites the end of row i - 1; stays inside out */
+        }
+    /* row i covers positions i*n .. i*n + b*n - 1, so together 0 .. (m-1)*n + b*n - 1: that
+     * many are written (at most b*m*n, since (b-1)(m-1) >= 0), and the rest stay 0 */
+    return m > 0 && n > 0 ? (m - 1) * n + b * n : 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * test_bmm.c - lesson 6's core tests. They mirror the chapter's section 7 (its
+ * test_matmul_3d: [2,1,2] @ [2,2,1] = [17, 53]), seed 001's rules (N-D shapes, batch
+ * broadcasting, the failing pair) and seed 002's case study (an expanded left operand, every
+ * batch checked, and what the invalid fold would write). Then: every combination of
+ * contiguous, transposed and batch-expanded operands with size-1 and missing batch dims and
+ * m, n or k of 1, element by element against a naive loop; gradient checks of all of them;
+ * x @ x; the fold predicate; the errors; and seeded random shapes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmm.h"
+#include "broadcast.h"
+#include "gradcheck.h"
+#include "harness.h"
+#include "permute.h"
+
+static Tensor *arange(const int64_t *shape, int rank, float scale) {
+    Tensor *t = tensor_zeros(test_ctx, shape, rank);
+    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_data(t)[i] = (float)i * scale;
+    return t;
+}
+
+/* The reference: element by element, each operand read with tensor_get at the index numpy's
+ * rules give it (batch dims right-aligned, size-1 batch dims at index 0). a and b have rank >= 2. */
+static void naive_matmul(const Tensor *a, const Tensor *b, const Tensor *out, float *want) {
+    int r = out->rank, ra = a->rank, rb = b->rank;
+    int64_t k = a->shape[ra - 1], index[TENSOR_MAX_RANK], ia[TENSOR_MAX_RANK], ib[TENSOR_MAX_RANK];
+    for (int64_t t = 0; t < tensor_numel(out); t++) {
+        unravel_index(t, out->shape, r, index);
+        for (int d = 0; d < ra - 2; d++) ia[d] = a->shape[d] == 1 ? 0 : index[r - 2 - (ra - 2) + d];
+        for (int d = 0; d < rb - 2; d++) ib[d] = b->shape[d] == 1 ? 0 : index[r - 2 - (rb - 2) + d];
+        double s = 0.0;
+        for (int64_t p = 0; p < k; p++) {
+            ia[ra - 2] = index[r - 2], ia[ra - 1] = p;
+            ib[rb - 2] = p, ib[rb - 1] = index[r - 1];
+            s += (double)tensor_get(a, ia) * (double)tensor_get(b, ib);
+        }
+        want[t] = (float)s;
+    }
+}
+
+/* ==== the chapter and the notes =========================================================== */
+
+START_TEST(test_matmul_3d) {
+    Tensor *a = tensor_from(test_ctx, DIMS(2, 1, 2), VALUES(1, 2, 3, 4));
+    Tensor *b = tensor_from(test_ctx, DIMS(2, 2, 1), VALUES(5, 6, 7, 8));
+    Tensor *c = EXPECT_OK(tensor_matmul(a, b));
+    EXPECT_SHAPE(c, DIMS(2, 1, 1), "[2,1,2] @ [2,2,1]");
+    EXPECT_VALUES(c, VALUES(17, 53), 0, "1*5 + 2*6 and 3*7 + 4*8");
+}
+END_TEST
+
+START_TEST(test_nd_is_a_loop_of_2d) {
+    /* seed 001: (2,3,4) @ (2,4,5) -> (2,3,5), each batch its own 2-D product */
+    Tensor *a = arange(DIMS(2, 3, 4), 0.1f), *b = arange(DIMS(2, 4, 5), 0.01f);
+    Tensor *c = EXPECT_OK(tensor_matmul(a, b));
+    EXPECT_SHAPE(c, DIMS(2, 3, 5), "(2,3,4) @ (2,4,5)");
+    for (int64_t bi = 0; bi < 2; bi++) {
+        Tensor *ci = EXPECT_OK(tensor_matmul(tensor_as_strided(a, DIMS(3, 4), STRIDES(4, 1), bi * 12),
+                                             tensor_as_strided(b, DIMS(4, 5), STRIDES(5, 1), bi * 20)));
+        EXPECT_VALUES(tensor_as_strided(c, DIMS(3, 5), STRIDES(5, 1), bi * 15), tensor_data(ci), 15, 1e-5f, "batch == 2-D product");
+    }
+    /* batch dims broadcast dim by dim: (3,1,4,2) @ (4,2,5) -> (3,4,4,5) */
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(3, 1, 4, 2)), tensor_zeros(test_ctx, DIMS(4, 2, 5))),
+                 DIMS(3, 4, 4, 5), "(3,1,4,2) @ (4,2,5)");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 1, 3, 4)), tensor_zeros(test_ctx, DIMS(5, 4, 2))),
+                 DIMS(2, 5, 3, 2), "(2,1,3,4) @ (5,4,2)");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(6, 3, 4)), tensor_zeros(test_ctx, DIMS(4, 2))), DIMS(6, 3, 2),
+                 "(6,3,4) @ (4,2)");
+}
+END_TEST
+
+START_TEST(test_vectors) {
+    Tensor *v = tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3));
+    Tensor *m = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *dot = EXPECT_OK(tensor_matmul(v, v));
+    ck_assert_int_eq(dot->rank, 0);
+    ck_assert_float_eq(tensor_item(dot), 14.0f);
+    EXPECT_SHAPE(tensor_matmul(v, m), DIMS(2), "(3,) @ (3,2)");
+    EXPECT_VALUES(tensor_matmul(v, m), VALUES(22, 28), 0, "a row vector times a matrix");
+    Tensor *mt = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    EXPECT_VALUES(tensor_matmul(mt, v), VALUES(14, 32), 0, "a matrix times a column vector");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(4, 2, 3)), v), DIMS(4, 2), "(4,2,3) @ (3,)");
+    EXPECT_SHAPE(tensor_matmul(v, tensor_zeros(test_ctx, DIMS(4, 3, 5))), DIMS(4, 5), "(3,) @ (4,3,5)");
+    /* gradients flow through the promotion */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
+    ck_assert_int_eq(tensor_backward(tensor_matmul(x, x)), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(2, 4, 6), 0, "d (x . x) / dx = 2x");
+}
+END_TEST
+
+START_TEST(test_errors) {
+    Tensor *a = tensor_zeros(test_ctx, DIMS(3, 4, 2)), *b = tensor_zeros(test_ctx, DIMS(4, 2, 5));
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_matmul(a, b));
+    ck_assert_str_eq(tensor_error(), "matmul: the batch dims of shapes (3,4,2) and (4,2,5) could not be broadcast together: "
+                                     "(3,) and (4,)");
+    ck_assert_ptr_null(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(4, 5))));
+    ck_assert_str_eq(tensor_error(), "matmul: shapes (2,3) and (4,5) do not match: the last dim of the left operand (3) must "
+                                     "equal the second-to-last dim of the right one (4)");
+    ck_assert_ptr_null(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(4))));
+    ck_assert_str_eq(tensor_error(), "matmul: shapes (2,3) and (4,) do not match: the last dim of the left operand (3) must "
+                                     "equal the length of the right one (4)");
+    ck_assert_ptr_null(tensor_matmul(tensor_scalar(test_ctx, 2), tensor_zeros(test_ctx, DIMS(2))));
+    EXPECT_ERROR("matmul: shapes () and (2,): a rank-0 operand", "a scalar operand");
+    /* the largest ranks work: the result's rank is at most its operands' */
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 2, 2)), tensor_zeros(test_ctx, DIMS(3, 1, 1, 1, 1, 1, 2, 2))),
+                 DIMS(3, 1, 1, 1, 1, 1, 2, 2), "rank 7 @ rank 8");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_matmul(NULL, b));
+    ck_assert_str_eq(tensor_error(), "matmul: input a is NULL");
+    Ctx *other = ctx_new();
+    ck_assert_ptr_null(tensor_matmul(a, tensor_zeros(other, DIMS(2, 5))));
+    EXPECT_ERROR("different contexts", "operands from two contexts");
+    ctx_free(other);
+}
+END_TEST
+
+/* ==== seed 002: an expanded left operand ================================================== */
+
+START_TEST(test_expanded_queries_every_batch) {
+    Tensor *queries = arange(DIMS(1, 2, 3), 1.0f), *keys = arange(DIMS(4, 3, 5), 0.01f);
+    Tensor *q = tensor_expand(queries, DIMS(4, 2, 3));
+    ck_assert_int_eq(q->strides[0], 0);
+    Tensor *scores = EXPECT_OK(tensor_matmul(q, keys));
+    float want[40];
+    naive_matmul(q, keys, scores, want);
+    EXPECT_VALUES(scores, want, 40, 1e-5f, "every batch of expand(queries) @ keys");
+    EXPECT_VALUES(tensor_as_strided(scores, DIMS(5), STRIDES(1), 30), VALUES(1.6f, 1.63f, 1.66f, 1.69f, 1.72f), 1e-5f,
+                  "batch 3 row 0, as PyTorch prints it");
+    EXPECT_VALUES(tensor_matmul(tensor_contiguous(q), keys), tensor_data(scores), 40, 0, "the same as contiguous(q) @ keys");
+}
+END_TEST
+
+START_TEST(test_the_invalid_fold_as_the_case_study_saw_it) {
+    Tensor *queries = arange(DIMS(2, 3), 1.0f), *keys = arange(DIMS(4, 3, 5), 0.01f);
+    float wrong[40];
+    int64_t written = matmul_wrong_column_fold(tensor_data(queries), tensor_data(keys), 4, 2, 3, 5, wrong);
+    ck_assert_int_eq(written, 25); /* (m - 1) * n + b * n */
+    Tensor *right = tensor_matmul(tensor_expand(queries, DIMS(4, 2, 3)), keys);
+    int zeros = 0, bad = 0;
+    for (int t = 0; t < 40; t++) {
+        zeros += wrong[t] == 0.0f;
+        bad += fabsf(wrong[t] - tensor_data(right)[t]) > 1e-5f;
+    }
+    ck_assert_int_eq(zeros, 15);
+    ck_assert_int_eq(bad, 30);
+    /* row 0 of each batch, as the case study printed them */
+    EXPECT_ARRAY(wrong, ((const float[]){0.25f, 0.28f, 0.31f, 0.34f, 0.37f}), 5, 1e-5f, "batch 0 row 0 (right)");
+    EXPECT_ARRAY(wrong + 10, ((const float[]){1.3f, 1.42f, 1.54f, 1.66f, 1.78f}), 5, 1e-5f, "batch 1 row 0 (wrong)");
+    EXPECT_ARRAY(wrong + 20, ((const float[]){2.5f, 2.62f, 2.74f, 2.86f, 2.98f}), 5, 1e-5f, "batch 2 row 0 (wrong)");
+    EXPECT_ARRAY(wrong + 30, ((const float[]){0, 0, 0, 0, 0}), 5, 0, "batch 3 row 0 (never written)");
+}
+END_TEST
+
+START_TEST(test_fold_predicate) {
+    const int64_t batch[1] = {4}, shared[1] = {0}, per_batch[1] = {15};
+    /* a contiguous (4,2,3): batch stride 6 = 2 rows * 3 */
+    ck_assert(matmul_folds_into_rows(1, batch, (const int64_t[]){6}, shared, 2, 3));
+    /* each batch transposed: rows 1 apart, batches 6 apart: 6 != 2 * 1 */
+    ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){6}, shared, 2, 1));
+    /* the right operand differs per batch: no fold */
+    ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){6}, per_batch, 2, 3));
+    /* an expanded left operand (batch stride 0) does not merge with its rows */
+    ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){0}, per_batch, 2, 3));
+    ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){0}, shared, 2, 3));
+    /* two batch dims, both merging: (2,4,2,3) contiguous @ shared */
+    ck_assert(matmul_folds_into_rows(2, (const int64_t[]){2, 4}, (const int64_t[]){24, 6}, (const int64_t[]){0, 0}, 2, 3));
+    /* no batch dims: nothing to fold */
+    ck_assert(!matmul_folds_into_rows(0, NULL, NULL, NULL, 2, 3));
+    /* and the folded product is right: x (4,2,3) @ w (3,5) */
+    Tensor *x = arange(DIMS(4, 2, 3), 1.0f), *w = arange(DIMS(3, 5), 0.1f);
+    Tensor *c = EXPECT_OK(tensor_matmul(x, w));
+    float want[40];
+    naive_matmul(x, tensor_reshape(w, DIMS(1, 3, 5)), c, want);
+    EXPECT_VALUES(c, want, 40, 1e-4f, "x @ a shared w, folded into one product");
+}
+END_TEST
+
+/* ==== every combination of operand layouts ================================================ */
+
+typedef enum { CONTIGUOUS, TRANSPOSED, EXPANDED } Layout;
+static const char *layout_name[] = {"contiguous", "transposed", "batch-expanded"};
+
+/* An operand of logical shape (batch..., rows, cols) in a given layout is a view of a leaf:
+ * leaf_shape says what the leaf stores, as_layout makes the view. */
+typedef struct {
+    int64_t batch[TENSOR_MAX_RANK];
+    int batch_rank;
+    int64_t rows, cols;
+    Layout layout;
+} Operand;
+
+static int leaf_shape(const Operand *o, int64_t *shape) {
+    int rank = o->batch_rank + 2;
+    for (int d = 0; d < o->batch_rank; d++) shape[d] = o->layout == EXPANDED ? 1 : o->batch[d]; /* one matrix */
+    shape[o->batch_rank] = o->layout == TRANSPOSED ? o->cols : o->rows; /* stored transposed */
+    shape[o->batch_rank + 1] = o->layout == TRANSPOSED ? o->rows : o->cols;
+    return rank;
+}
+
+static Tensor *as_layout(Tensor *leaf, const Operand *o) {
+    int rank = o->batch_rank + 2;
+    if (o->layout == TRANSPOSED) return tensor_transpose(leaf, -1, -2);
+    if (o->layout == EXPANDED) {
+        int64_t shape[TENSOR_MAX_RANK];
+        memcpy(shape, o->batch, (size_t)o->batch_rank * sizeof *shape);
+        shape[o->batch_rank] = o->rows, shape[o->batch_rank + 1] = o->cols;
+        return tensor_expand(leaf, shape, rank);
+    }
+    return leaf;
+}
+
+static Tensor *make_operand(Rng *rng, const Operand *o) {
+    int64_t shape[TENSOR_MAX_RANK];
+    int rank = leaf_shape(o, shape);
+    return as_layout(tensor_requires_grad(random_tensor(test_ctx, rng, shape, rank, -2, 2)), o);
+}
+
+typedef struct {
+    Operand a, b;
+} Spec;
+
+/* for gradcheck: the leaves in, the views and the product out */
+static Tensor *fn_layouts(Tensor *const *in, void *arg) {
+    const Spec *spec = arg;
+    return tensor_matmul(as_layout(in[0], &spec->a), as_layout(in[1], &spec->b));
+}
+
+START_TEST(test_every_combination) {
+    /* batch shapes for a and b: equal, a size-1 batch dim, a missing batch dim, no batch */
+    const int64_t batches[5][2][2] = {{{3, 0}, {3, 0}}, {{3, 0}, {1, 0}}, {{2, 3}, {3, 0}}, {{0, 0}, {2, 0}}, {{0, 0}, {0, 0}}};
+    const int batch_ranks[5][2] = {{1, 1}, {1, 1}, {2, 1}, {0, 1}, {0, 0}};
+    const int64_t mkn[4][3] = {{2, 3, 4}, {1, 3, 4}, {2, 1, 4}, {2, 3, 1}};
+    Rng rng = rng_seeded(test_seed());
+    int cases = 0;
+    for (int bs = 0; bs < 5; bs++)
+        for (int s = 0; s < 4; s++)
+            for (int la = 0; la < 3; la++)
+                for (int lb = 0; lb < 3; lb++) {
+                    Spec spec = {{{0}, batch_ranks[bs][0], mkn[s][0], mkn[s][1], (Layout)la},
+                                 {{0}, batch_ranks[bs][1], mkn[s][1], mkn[s][2], (Layout)lb}};
+                    memcpy(spec.a.batch, batches[bs][0], sizeof batches[bs][0]);
+                    memcpy(spec.b.batch, batches[bs][1], sizeof batches[bs][1]);
+                    Tensor *a = make_operand(&rng, &spec.a), *b = make_operand(&rng, &spec.b);
+                    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], what[256];
+                    snprintf(what, sizeof what, "%s %s @ %s %s", layout_name[la], shape_format(a->shape, a->rank, sa, sizeof sa),
+                             layout_name[lb], shape_format(b->shape, b->rank, sb, sizeof sb));
+                    Tensor *c = tensor_matmul(a, b);
+                    ck_assert_msg(c != NULL, "%s: %s", what, tensor_error());
+                    float *want = malloc((size_t)tensor_numel(c) * sizeof(float) + 1);
+                    naive_matmul(a, b, c, want);
+                    EXPECT_VALUES(c, want, tensor_numel(c), 1e-5f, what);
+                    free(want);
+                    if (cases++ % 3 == 0) { /* the gradients of both leaves, through the views (a third: it is slow) */
+                        Tensor *leaf_a = a, *leaf_b = b;
+                        while (leaf_a->backward) leaf_a = leaf_a->inputs[0];
+                        while (leaf_b->backward) leaf_b = leaf_b->inputs[0];
+                        char report[512];
+                        GradcheckOptions opt = {1e-2, 2e-2, 2e-2, test_seed()};
+                        ck_assert_msg(gradcheck(fn_layouts, &spec, (Tensor *[]){leaf_a, leaf_b}, 2, &opt, report, sizeof report) == 0,
+                                      "%s: %s", what, report);
+                    }
+                }
+}
+END_TEST
+
+START_TEST(test_square_and_self) {
+    /* x @ x: both operands are x, and both halves of the gradient reach it */
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 2), VALUES(1, 2, 3, 4)));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_matmul(x, x))), 0);
+    /* d sum(x x) / dx = ones @ x^T + x^T @ ones = [[3,7],[3,7]] + [[4,4],[6,6]] */
+    EXPECT_VALUES(tensor_grad(x), VALUES(7, 11, 9, 13), 0, "d sum(x @ x) / dx");
+}
+END_TEST
+
+/* ==== gradients of broadcast batches, through views ======================================= */
+
+static Tensor *fn_matmul(Tensor *const *in, void *arg) { return (void)arg, tensor_matmul(in[0], in[1]); }
+static Tensor *fn_expanded_left(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_matmul(tensor_expand(in[0], DIMS(4, 2, 3)), in[1]);
+}
+static Tensor *fn_transposed_both(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_matmul(tensor_transpose(in[0], -1, -2), tensor_transpose(in[1], 1, 2));
+}
+
+/* batch dims whose strides are not row-major: permuting two batch dims of both operands */
+static Tensor *fn_permuted_batches(Tensor *const *in, void *arg) {
+    return (void)arg, tensor_matmul(tensor_permute(in[0], AXES(1, 0, 2, 3)), tensor_permute(in[1], AXES(1, 0, 2, 3)));
+}
+
+static void expect_gradcheck(GradcheckFn fn, Tensor *const *inputs, int n, const char *what) {
+    char report[512];
+    GradcheckOptions opt = {1e-2, 2e-2, 2e-2, test_seed()};
+    ck_assert_msg(gradcheck(fn, NULL, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
+}
+
+START_TEST(test_gradcheck_broadcast_batches) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 2, 3), -1, 1));
+    Tensor *w = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 5), -1, 1));
+    expect_gradcheck(fn_matmul, (Tensor *[]){x, w}, 2, "x (4,2,3) @ a shared w (3,5)");
+    Tensor *q = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(1, 2, 3), -1, 1));
+    Tensor *keys = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 3, 5), -1, 1));
+    expect_gradcheck(fn_expanded_left, (Tensor *[]){q, keys}, 2, "expand(q) (4,2,3) @ keys (4,3,5)");
+    Tensor *l = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 2), -1, 1));
+    Tensor *r = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 4, 3), -1, 1));
+    expect_gradcheck(fn_transposed_both, (Tensor *[]){l, r}, 2, "both operands transposed");
+    Tensor *p = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 2, 2, 3), -1, 1));
+    Tensor *pb = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 2, 3, 2), -1, 1));
+    expect_gradcheck(fn_permuted_batches, (Tensor *[]){p, pb}, 2, "operands whose batch dims are permuted");
+    Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3), -1, 1));
+    expect_gradcheck(fn_matmul, (Tensor *[]){x, v}, 2, "(4,2,3) @ a vector (3,)");
+}
+END_TEST
+
+/* ==== random shapes ======================================================================= */
+
+START_TEST(test_random_shapes) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 150; trial++) {
+        int ra = (int)rng_int(&rng, 0, 3), rb = (int)rng_int(&rng, 0, 3); /* batch ranks */
+        int64_t ba[3], bb[3], m = rng_int(&rng, 1, 4), k = rng_int(&rng, 1, 4), n = rng_int(&rng, 1, 4);
+        random_shape(&rng, ra, 1, 3, ba);
+        for (int q = 1; q <= rb; q++) bb[rb - q] = q <= ra && rng_int(&rng, 0, 2) ? ba[ra - q] : rng_int(&rng, 0, 1) ? 1 : 2;
+        for (int q = 1; q <= ra && q <= rb; q++)
+            if (ba[ra - q] != bb[rb - q] && ba[ra - q] != 1 && bb[rb - q] != 1) bb[rb - q] = 1; /* keep it defined */
+        Operand oa = {{0}, ra, m, k, (Layout)rng_int(&rng, 0, 2)}, ob = {{0}, rb, k, n, (Layout)rng_int(&rng, 0, 2)};
+        memcpy(oa.batch, ba, sizeof ba);
+        memcpy(ob.batch, bb, sizeof bb);
+        Tensor *a = make_operand(&rng, &oa), *b = make_operand(&rng, &ob);
+        char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], what[256];
+        snprintf(what, sizeof what, "COURSE_SEED=%llu case %d: %s @ %s", (unsigned long long)seed, trial,
+                 shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb));
+        Tensor *c = tensor_matmul(a, b);
+        ck_assert_msg(c != NULL, "%s: %s", what, tensor_error());
+        float *want = malloc((size_t)tensor_numel(c) * sizeof(float) + 1);
+        naive_matmul(a, b, c, want);
+        EXPECT_VALUES(c, want, tensor_numel(c), 1e-5f, what);
+        free(want);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 6: batched matmul");
+    TCase *chapter = add_test_case(s, "chapter and notes");
+    add_test(chapter, test_matmul_3d);
+    add_test(chapter, test_nd_is_a_loop_of_2d);
+    add_test(chapter, test_vectors);
+    add_test(chapter, test_errors);
+    TCase *case_study = add_test_case(s, "seed 002's case study");
+    add_test(case_study, test_expanded_queries_every_batch);
+    add_test(case_study, test_the_invalid_fold_as_the_case_study_saw_it);
+    add_test(case_study, test_fold_predicate);
+    TCase *layouts = add_test_case(s, "layouts and gradients");
+    tcase_set_timeout(layouts, 60);
+    add_test(layouts, test_every_combination);
+    add_test(layouts, test_square_and_self);
+    add_test(layouts, test_gradcheck_broadcast_batches);
+    add_test(layouts, test_random_shapes);
+    return run_core_tests(argc, argv, s);
+}
