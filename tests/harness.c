@@ -150,6 +150,14 @@ void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol
     free(got);
 }
 
+bool tape_has_op(const Tensor *t, const char *op) {
+    if (!t) return false;
+    if (!strcmp(t->op, op)) return true;
+    for (int i = 0; i < t->n_inputs; i++)
+        if (tape_has_op(t->inputs[i], op)) return true;
+    return false;
+}
+
 float *guarded_buffer(int64_t n, float marker) {
     float *buf = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *buf);
     ck_assert_ptr_nonnull(buf);
@@ -309,7 +317,8 @@ static void explain(const char *msg, char *buf, size_t size) {
         snprintf(buf, size, "stopped the test before it finished, exiting with status %d (a call to exit() or "
                  "_exit()? Under SANITIZE=1, a sanitizer report above says what went wrong)", code);
     else if (sscanf(msg, "Received signal %d", &sig) == 1)
-        snprintf(buf, size, "crashed: %s", msg);
+        snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array; "
+                 "SANITIZE=1 points at the line", msg);
     else if (strstr(msg, "timeout"))
         snprintf(buf, size, "did not finish within %d s (an endless loop?)", EXERCISE_TEST_SECONDS);
     else

@@ -98,6 +98,10 @@ float *guarded_buffer(int64_t n, float marker);
 void expect_output_(float *buf, int64_t n, float marker, const float *expected, float tol, const char *what,
                     const char *file, int line);
 
+/* True if an op named `op` made t or any tensor t was computed from (a walk of the tape). For
+ * exercises that must be built from particular library ops. */
+bool tape_has_op(const Tensor *t, const char *op);
+
 /* Writes "[1, 2, 3]" (at most the first 24 values) into buf. */
 char *format_floats(const float *v, int64_t n, char *buf, size_t size);
 char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size);

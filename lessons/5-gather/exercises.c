@@ -17,8 +17,8 @@ void ex5_1_gather_by_hand(GatherByHand *answer) {
     (void)answer;
 }
 
-/* 5.2: for each output row i and each column j, gtable[indices[i] * d + j] gets g[i * d + j]
- * added to it (docs/5-gather.md 6.2). */
+/* 5.2: each output row's gradient goes back to the table row it was copied from, added to
+ * what that row already has (docs/5-gather.md 6.2). */
 void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_t d, float *gtable) {
     EXERCISE_TODO();
     (void)g, (void)indices, (void)n, (void)d, (void)gtable;

@@ -45,8 +45,9 @@ int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const in
                               float *out, int64_t *bad_position);
 
 /* 5.4: a sentence's vector, the mean of its words' vectors (docs/5-gather.md 6.4): table is
- * (V, D), words holds n >= 1 row indices. Build it from tensor_gather_rows and lesson 2's
- * tensor_mean_axis (over the rows, without keepdim): a (D,) tensor. Return NULL if an op fails. */
+ * (V, D), words holds n >= 1 row indices. Build it on tensor_gather_rows (the test looks for it
+ * on the tape), then average the rows, for example with lesson 2's tensor_mean_axis over axis 0
+ * without keepdim: a (D,) tensor. Return NULL if an op fails. */
 Tensor *ex5_4_sentence_vector(Tensor *table, const int64_t *words, int64_t n);
 
 #endif /* LESSON5_EXERCISES_H */

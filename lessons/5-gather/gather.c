@@ -14,14 +14,25 @@
 #include "permute.h"
 
 /* Every index must name a row of the table. All of them are checked before anything is read,
- * so a bad index can never cause an out-of-bounds read. */
-static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, int64_t v) {
+ * so a bad index can never cause an out-of-bounds read. The message gives the position in the
+ * indices' own shape when there is one: (1,0) for batched indices, 3 for a flat list. */
+static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, int64_t v, const int64_t *index_shape,
+                             int index_rank) {
     for (int64_t i = 0; i < n; i++) {
-        if (indices[i] < 0 || indices[i] >= v) {
-            tensor_set_error("%s: index %lld at position %lld is out of range for a table of %lld rows (valid: 0 to %lld)",
-                             op, (long long)indices[i], (long long)i, (long long)v, (long long)v - 1);
-            return false;
+        if (indices[i] >= 0 && indices[i] < v) continue;
+        char where[SHAPE_STR_MAX], valid[64];
+        if (index_shape) {
+            int64_t position[TENSOR_MAX_RANK];
+            unravel_index(i, index_shape, index_rank, position);
+            shape_format(position, index_rank, where, sizeof where);
+        } else {
+            snprintf(where, sizeof where, "%lld", (long long)i);
         }
+        if (v > 0) snprintf(valid, sizeof valid, "valid: 0 to %lld", (long long)v - 1);
+        else snprintf(valid, sizeof valid, "it has no rows");
+        tensor_set_error("%s: index %lld at position %s is out of range for a table of %lld rows (%s)", op,
+                         (long long)indices[i], where, (long long)v, valid);
+        return false;
     }
     return true;
 }
@@ -52,7 +63,7 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
         return NULL;
     }
     int64_t v = table->shape[0], d = table->shape[1];
-    if (!indices_in_range(op, indices, n, v)) return NULL;
+    if (!indices_in_range(op, indices, n, v, NULL, 0)) return NULL;
 
     Tensor *out = tensor_zeros(table->ctx, (const int64_t[]){n, d}, 2);
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
@@ -78,6 +89,20 @@ Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *i
         return NULL;
     }
     int64_t n = shape_numel(index_shape, index_rank), shape[TENSOR_MAX_RANK];
+    char s[SHAPE_STR_MAX];
+    if (n < 0) {
+        tensor_set_error("%s: index shape %s has too many elements", op, shape_format(index_shape, index_rank, s, sizeof s));
+        return NULL;
+    }
+    if (table->rank != 2) {
+        tensor_set_error("%s: the table must have shape (V, D), got %s", op, shape_format(table->shape, table->rank, s, sizeof s));
+        return NULL;
+    }
+    if (n > 0 && !indices) {
+        tensor_set_error("%s: %lld indices given as NULL", op, (long long)n);
+        return NULL;
+    }
+    if (!indices_in_range(op, indices, n, table->shape[0], index_shape, index_rank)) return NULL;
     Tensor *rows = tensor_gather_rows(table, indices, n); /* (n, D) */
     if (!rows) return NULL;
     for (int k = 0; k < index_rank; k++) shape[k] = index_shape[k];

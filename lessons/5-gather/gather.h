@@ -15,14 +15,16 @@
 #include "tensor.h"
 
 /* The chapter's op: table (V, D) and n indices -> (n, D), a new contiguous tensor. The table
- * may be any view (transposed, offset, ...). n = 0 gives (0, D). Backward: scatter-add, each
+ * may be any view: a transposed one (tensor_permute) passes gradients on to what it views.
+ * n = 0 gives (0, D). Backward: scatter-add, each
  * output row's gradient added into the table row it came from. Errors name the index, its
  * position and V. */
 Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n);
 
-/* Batched indices, as an embedding layer takes them: indices of shape `index_shape` (for
- * example (B, T): B sentences of T words) -> (..., D), here (B, T, D). A composition: gather
- * the rows of the flattened indices, then reshape (lesson 4). */
+/* Batched indices, as an embedding layer takes them: indices of shape `index_shape` (rank 0
+ * to 7; for example (B, T): B sentences of T words) -> (..., D), here (B, T, D). A composition:
+ * gather the rows of the flattened indices, then reshape (lesson 4). A bad index is reported
+ * at its position in index_shape, (1,0) say. */
 Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *index_shape, int index_rank);
 
 #endif /* GATHER_H */

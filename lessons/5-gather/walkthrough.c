@@ -39,12 +39,16 @@ static void gradient_table(Ctx *ctx, const int64_t *indices, int64_t n) {
     Tensor *table = chapter_table(ctx);
     tensor_backward(tensor_sum(tensor_gather_rows(table, indices, n)));
     print_indices("  indices = ", indices, n);
-    printf("  %-10s %-12s %s\n", "table row", "times used", "gradient of sum(out)");
+    printf("  %-10s %-26s %s\n", "table row", "used by", "gradient of sum(out)");
     const float *g = tensor_data(tensor_grad(table));
     for (int64_t r = 0; r < 3; r++) {
-        int used = 0;
-        for (int64_t i = 0; i < n; i++) used += indices[i] == r;
-        printf("  %-10lld %-12d [%g, %g]\n", (long long)r, used, (double)g[r * 2], (double)g[r * 2 + 1]);
+        char used[64] = "";
+        size_t len = 0;
+        int count = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (indices[i] == r) len += (size_t)snprintf(used + len, sizeof used - len, "%sindices[%lld]", count++ ? ", " : "", (long long)i);
+        if (!count) snprintf(used, sizeof used, "nothing");
+        printf("  %-10lld %-26s [%g, %g]\n", (long long)r, used, (double)g[r * 2], (double)g[r * 2 + 1]);
     }
     tensor_print("  table.grad", tensor_grad(table));
 }
@@ -85,8 +89,18 @@ static void section_embedding(Ctx *ctx) {
     for (int w = 0; w < 5; w++) printf(" %s %g%s", vocabulary[w], (double)tensor_data(tensor_grad(table))[w * 3], w < 4 ? "," : "\n");
     printf("  (\"the\" appears twice, so it collects two gradients)\n");
     const int64_t batch[6] = {0, 1, 2, 0, 4, 2}; /* "the cat sat", "the mat sat" */
+    printf("  a batch of 2 sentences of 3 words, indices of shape (2,3):");
+    for (int sentence_i = 0; sentence_i < 2; sentence_i++) {
+        printf(" \"");
+        for (int w = 0; w < 3; w++) printf(w ? " %s" : "%s", vocabulary[batch[sentence_i * 3 + w]]);
+        printf("\" = [%lld, %lld, %lld]", (long long)batch[sentence_i * 3], (long long)batch[sentence_i * 3 + 1],
+               (long long)batch[sentence_i * 3 + 2]);
+    }
+    printf("\n");
     Tensor *e = tensor_embedding(table, batch, DIMS(2, 3));
-    tensor_describe("  embedding of 2 sentences of 3 words", e);
+    char s[SHAPE_STR_MAX];
+    printf("  tensor_embedding gives shape %s:\n", shape_format(e->shape, e->rank, s, sizeof s));
+    tensor_fprint(stdout, "  e", e, "%.1f");
 }
 
 /* Each section gets a context of its own. */
