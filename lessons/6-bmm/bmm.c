@@ -208,6 +208,7 @@ int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, i
             out[i * n + j] = s; /* row i overwrites the end of row i - 1; stays inside out */
         }
     /* row i covers positions i*n .. i*n + b*n - 1, so together 0 .. (m-1)*n + b*n - 1: that
-     * many are written (at most b*m*n, since (b-1)(m-1) >= 0), and the rest stay 0 */
-    return m > 0 && n > 0 ? (m - 1) * n + b * n : 0;
+     * many are written (no more than b*m*n, since (b-1)(m-1) >= 0 when b, m >= 1), and the
+     * rest stay 0 */
+    return b > 0 && m > 0 && n > 0 ? (m - 1) * n + b * n : 0;
 }

@@ -25,9 +25,9 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b);
 
 /* The one predicate behind the only fold this library does. A batch of products a_i @ b can
  * be computed as one (b*m, k) @ (k, n) product when the right operand is the same for every
- * batch (its batch strides are all 0) and the left operand's batch dims and row dim merge
- * into one dim: each dim's stride is its inner neighbour's size times stride (a transposed
- * left operand fails this). a and b are the operands after 1-D promotion, with the same
+ * batch (its batch strides are all 0, or the batch dim has size 1) and the left operand's
+ * batch dims and row dim merge into one dim (lesson 4's dims_merge: each dim's stride is its
+ * inner neighbour's size times stride, or its size is 1; a transposed left operand fails). a and b are the operands after 1-D promotion, with the same
  * number of batch dims, already broadcast to `batch`. Exposed for the tests and the docs. */
 bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t *a_batch_strides,
                             const int64_t *b_batch_strides, int64_t m, int64_t a_row_stride);

@@ -33,15 +33,13 @@ void ex6_3_shared_weight_grad(const float *x, const float *g, int64_t batch, int
     (void)x, (void)g, (void)batch, (void)m, (void)k, (void)n, (void)dw;
 }
 
-/* 6.4: the bug hunt (docs/6-bmm.md 7.6). This is the code seed 002's library ran when the left
- * operand was shared: it folds the batch into the columns of one big product. Run
- * `make lesson6 test` with the EXERCISE_TODO() line deleted to see what it gets wrong, then
- * fix it. */
+/* 6.4: the bug hunt (docs/6-bmm.md 7.6). This is what a real library ran when the left
+ * operand was shared by every batch: fast, and wrong. Delete the EXERCISE_TODO() line, run
+ * `make lesson6 test` to see what it gets wrong, then find the mistake and fix it. */
 void ex6_4_shared_queries_matmul(const float *queries, const float *keys, int64_t b, int64_t m, int64_t k, int64_t n,
                                  float *out) {
     EXERCISE_TODO();
     for (int64_t i = 0; i < b * m * n; i++) out[i] = 0.0f;
-    /* one (m, k) @ (k, b*n) product instead of b products of (m, k) @ (k, n) */
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < b * n; j++) {
             float s = 0.0f;

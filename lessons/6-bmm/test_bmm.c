@@ -277,6 +277,46 @@ START_TEST(test_square_and_self) {
 }
 END_TEST
 
+START_TEST(test_offsets_negative_strides_and_empty) {
+    /* N-D operands that are offset views with a negative stride: every other matrix of a
+     * (4,2,3) block, and a (2,3,2) block read backwards along its last dim */
+    Tensor *base_a = arange(DIMS(4, 2, 3), 0.5f), *base_b = arange(DIMS(2, 3, 2), 0.25f);
+    Tensor *a = tensor_as_strided(base_a, DIMS(2, 2, 3), STRIDES(12, 3, 1), 6);      /* matrices 1 and 3 */
+    Tensor *b = tensor_as_strided(base_b, DIMS(2, 3, 2), STRIDES(6, 2, -1), 1);      /* columns swapped */
+    Tensor *c = EXPECT_OK(tensor_matmul(a, b));
+    float want[8];
+    naive_matmul(a, b, c, want);
+    EXPECT_VALUES(c, want, 8, 1e-5f, "offset and negative-stride operands");
+    /* zero-size dims: an empty batch, no rows, no columns, and k = 0 (a sum of nothing is 0) */
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 2, 3)), tensor_zeros(test_ctx, DIMS(3, 4))), DIMS(0, 2, 4), "batch 0");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 3)), tensor_zeros(test_ctx, DIMS(3, 4))), DIMS(0, 4), "m = 0");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(3, 0))), DIMS(2, 0), "n = 0");
+    Tensor *k0 = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 0)));
+    Tensor *k0b = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(0, 3)));
+    Tensor *zeros = EXPECT_OK(tensor_matmul(k0, k0b));
+    EXPECT_VALUES(zeros, VALUES(0, 0, 0, 0, 0, 0), 0, "k = 0: every element a sum of nothing");
+    ck_assert_int_eq(tensor_backward(tensor_sum(zeros)), 0);
+    /* rank 8 values */
+    Tensor *r8a = arange(DIMS(2, 1, 1, 1, 1, 1, 2, 2), 1.0f), *r8b = arange(DIMS(1, 1, 1, 1, 1, 2, 2, 2), 0.5f);
+    Tensor *r8 = EXPECT_OK(tensor_matmul(r8a, r8b));
+    float *want8 = malloc((size_t)tensor_numel(r8) * sizeof(float));
+    naive_matmul(r8a, r8b, r8, want8);
+    EXPECT_VALUES(r8, want8, tensor_numel(r8), 1e-5f, "rank 8");
+    free(want8);
+}
+END_TEST
+
+START_TEST(test_backward_twice) {
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 1, 2), VALUES(1, 2, 3, 4)));
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 1), VALUES(5, 6)));
+    Tensor *loss = tensor_sum(tensor_matmul(a, b));
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    EXPECT_VALUES(tensor_grad(a), VALUES(10, 12, 10, 12), 0, "a leaf's gradient after two backward calls doubles");
+    EXPECT_VALUES(tensor_grad(b), VALUES(8, 12), 0, "the shared weight's, too");
+}
+END_TEST
+
 /* ==== gradients of broadcast batches, through views ======================================= */
 
 static Tensor *fn_matmul(Tensor *const *in, void *arg) { return (void)arg, tensor_matmul(in[0], in[1]); }
@@ -291,6 +331,9 @@ static Tensor *fn_transposed_both(Tensor *const *in, void *arg) {
 static Tensor *fn_permuted_batches(Tensor *const *in, void *arg) {
     return (void)arg, tensor_matmul(tensor_permute(in[0], AXES(1, 0, 2, 3)), tensor_permute(in[1], AXES(1, 0, 2, 3)));
 }
+
+/* the same tensor on both sides, with a batch */
+static Tensor *fn_self(Tensor *const *in, void *arg) { return (void)arg, tensor_matmul(in[0], in[0]); }
 
 static void expect_gradcheck(GradcheckFn fn, Tensor *const *inputs, int n, const char *what) {
     char report[512];
@@ -312,6 +355,8 @@ START_TEST(test_gradcheck_broadcast_batches) {
     Tensor *p = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 2, 2, 3), -1, 1));
     Tensor *pb = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 2, 3, 2), -1, 1));
     expect_gradcheck(fn_permuted_batches, (Tensor *[]){p, pb}, 2, "operands whose batch dims are permuted");
+    Tensor *sq = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 3), -1, 1));
+    expect_gradcheck(fn_self, (Tensor *[]){sq}, 1, "x @ x for x of shape (2,3,3)");
     Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3), -1, 1));
     expect_gradcheck(fn_matmul, (Tensor *[]){x, v}, 2, "(4,2,3) @ a vector (3,)");
 }
@@ -361,6 +406,8 @@ int main(int argc, char **argv) {
     tcase_set_timeout(layouts, 60);
     add_test(layouts, test_every_combination);
     add_test(layouts, test_square_and_self);
+    add_test(layouts, test_offsets_negative_strides_and_empty);
+    add_test(layouts, test_backward_twice);
     add_test(layouts, test_gradcheck_broadcast_batches);
     add_test(layouts, test_random_shapes);
     return run_core_tests(argc, argv, s);

@@ -67,9 +67,9 @@ START_TEST(test_6_1_vectors_and_random) {
     char context[96];
     for (int trial = 0; trial < 300; trial++) {
         int64_t a[6], b[6];
-        int ra = (int)rng_int(&rng, 1, 5), rb = (int)rng_int(&rng, 1, 5);
-        random_shape(&rng, ra, 1, 3, a);
-        random_shape(&rng, rb, 1, 3, b);
+        int ra = (int)rng_int(&rng, 1, 6), rb = (int)rng_int(&rng, 1, 6);
+        random_shape(&rng, ra, 0, 3, a); /* a dim of 0 broadcasts with 1, to 0 */
+        random_shape(&rng, rb, 0, 3, b);
         if (rng_int(&rng, 0, 3)) b[rb == 1 ? 0 : rb - 2] = a[ra - 1]; /* usually a defined product */
         for (int q = 1; q <= ra - 2 && q <= rb - 2; q++)             /* and usually broadcastable batches */
             if (rng_int(&rng, 0, 3)) b[rb - 2 - q] = rng_int(&rng, 0, 1) ? a[ra - 2 - q] : 1;
@@ -86,25 +86,35 @@ static void probe_6_2(void) {
     ex6_2_bmm_backward(a, b, g, 1, 1, 2, 1, da, db);
 }
 
+/* A copy of t's values followed by nan, so a read past the end turns the answer into nan. */
+static float *nan_guarded_copy(const Tensor *t) {
+    float *copy = guarded_buffer(tensor_numel(t), NAN);
+    memcpy(copy, tensor_data(t), (size_t)tensor_numel(t) * sizeof(float));
+    return copy;
+}
+
 static void check_backward(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *rng, const char *context) {
     Tensor *a = tensor_requires_grad(random_tensor(test_ctx, rng, DIMS(batch, m, k), -2, 2));
     Tensor *b = tensor_requires_grad(random_tensor(test_ctx, rng, DIMS(batch, k, n), -2, 2));
     Tensor *g = random_tensor(test_ctx, rng, DIMS(batch, m, n), -1, 1);
     ck_assert_int_eq(tensor_backward_from(EXPECT_OK(tensor_matmul(a, b)), g), 0);
     int64_t na = batch * m * k, nb = batch * k * n;
+    float *a_in = nan_guarded_copy(a), *b_in = nan_guarded_copy(b), *g_in = nan_guarded_copy(g);
     float *da = guarded_buffer(na, MARK), *db = guarded_buffer(nb, MARK);
     float *want_a = malloc((size_t)na * sizeof(float) + 1), *want_b = malloc((size_t)nb * sizeof(float) + 1);
     for (int64_t i = 0; i < na; i++) da[i] = 1.0f, want_a[i] = 1.0f + tensor_data(tensor_grad(a))[i]; /* add, do not overwrite */
     for (int64_t i = 0; i < nb; i++) db[i] = 1.0f, want_b[i] = 1.0f + tensor_data(tensor_grad(b))[i];
-    ex6_2_bmm_backward(tensor_data(a), tensor_data(b), tensor_data(g), batch, m, k, n, da, db);
-    char what[256];
-    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, da (starting at all 1s)", context,
-             (long long)batch, (long long)m, (long long)k, (long long)n);
+    ex6_2_bmm_backward(a_in, b_in, g_in, batch, m, k, n, da, db);
+    char what[384];
+    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, da (starting at all 1s; a, b and g are "
+             "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
+             (long long)n);
     EXPECT_OUTPUT(da, na, MARK, want_a, 1e-4f, what);
-    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, db (starting at all 1s)", context,
-             (long long)batch, (long long)m, (long long)k, (long long)n);
+    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, db (starting at all 1s; a, b and g are "
+             "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
+             (long long)n);
     EXPECT_OUTPUT(db, nb, MARK, want_b, 1e-4f, what);
-    free(want_a), free(want_b);
+    free(want_a), free(want_b), free(a_in), free(b_in), free(g_in);
 }
 
 START_TEST(test_6_2_chapter) {
@@ -145,7 +155,7 @@ static void check_shared(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *rn
     float *dw = guarded_buffer(k * n, 777.0f); /* garbage the student must overwrite */
     ex6_3_shared_weight_grad(tensor_data(x), tensor_data(g), batch, m, k, n, dw);
     char what[256];
-    snprintf(what, sizeof what, "exercise 6.3%s: x (%lld,%lld,%lld) @ a shared w (%lld,%lld): dw", context, (long long)batch,
+    snprintf(what, sizeof what, "exercise 6.3%s: x (%lld,%lld,%lld) @ a shared w (%lld,%lld): dw (starting at 777)", context, (long long)batch,
              (long long)m, (long long)k, (long long)k, (long long)n);
     EXPECT_OUTPUT(dw, k * n, 777.0f, tensor_data(tensor_grad(w)), 1e-4f, what);
 }
@@ -155,7 +165,8 @@ START_TEST(test_6_3_examples) {
     float dw[2] = {9, 9};
     ex6_3_shared_weight_grad((const float[]){1, 2, 3, 4}, (const float[]){1, 1}, 2, 1, 2, 1, dw);
     EXPECT_ARRAY(dw, ((const float[]){4, 6}), 2, 1e-6f,
-                 "exercise 6.3: x = [[1,2]],[[3,4]] @ a shared w (2,1), upstream 1 (both batches add into dw)");
+                 "exercise 6.3: x = [[1,2]],[[3,4]] @ a shared w (2,1), upstream 1, dw starting at [9, 9] (both batches "
+                 "add into dw, which must be zeroed first)");
     Rng rng = rng_seeded(test_seed() + 63);
     check_shared(3, 2, 4, 5, &rng, "");
     check_shared(1, 3, 2, 2, &rng, " (one batch)");
@@ -226,7 +237,7 @@ int main(int argc, char **argv) {
         {"6.1", "the result shape of N-D matmul", 3, probe_6_1, {test_6_1_notes_and_chapter, test_6_1_vectors_and_random}},
         {"6.2", "the chapter's batched backward", 3, probe_6_2, {test_6_2_chapter, test_6_2_random}},
         {"6.3", "the gradient of a weight shared by the batch", 2, probe_6_3, {test_6_3_examples, test_6_3_random}},
-        {"6.4", "bug hunt: seed 002's fold into columns", 3, probe_6_4, {test_6_4_seed_002, test_6_4_random}},
+        {"6.4", "bug hunt: scores for shared queries", 3, probe_6_4, {test_6_4_seed_002, test_6_4_random}},
     };
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

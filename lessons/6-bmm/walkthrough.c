@@ -26,7 +26,10 @@ static void section_chapter(Ctx *ctx) {
     tensor_print("  A (2,1,2)", a);
     tensor_print("  B (2,2,1)", b);
     tensor_print("  A @ B", c);
-    printf("  batch 0: 1*5 + 2*6 = %g; batch 1: 3*7 + 4*8 = %g\n", (double)tensor_data(c)[0], (double)tensor_data(c)[1]);
+    const float *av = tensor_data(a), *bv = tensor_data(b);
+    for (int bi = 0; bi < 2; bi++)
+        printf("  batch %d: %g*%g + %g*%g = %g\n", bi, (double)av[2 * bi], (double)bv[2 * bi], (double)av[2 * bi + 1],
+               (double)bv[2 * bi + 1], (double)tensor_data(c)[bi]);
 }
 
 static void section_loop(Ctx *ctx) {
@@ -78,6 +81,11 @@ static void section_backward(Ctx *ctx) {
     Tensor *w = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1), VALUES(5, 6)));
     tensor_backward(tensor_sum(tensor_matmul(x, w)));
     tensor_print("  x (2,1,2) @ w (2,1), shared by both batches: dw", tensor_grad(w));
+    /* the same tensor on both sides: both lines of the backward add into its gradient */
+    Tensor *sq = tensor_requires_grad(tensor_from(ctx, DIMS(2, 2), VALUES(1, 2, 3, 4)));
+    tensor_backward(tensor_sum(tensor_matmul(sq, sq)));
+    tensor_print("  s", sq);
+    tensor_print("  d sum(s @ s) / ds = ones @ s^T + s^T @ ones", tensor_grad(sq));
 }
 
 /* Prints row 0 of every batch of a (b, m, n) result. */
@@ -114,8 +122,10 @@ static void section_case_study(Ctx *ctx) {
         bad += fabsf(wrong[t] - tensor_data(reference)[t]) > 1e-5f;
     }
     print_batches("the invalid fold into columns, one (2,3) @ (3,20) product:", wrong, b, m, n);
-    printf("  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong\n",
-           (long long)written, (long long)(b * m * n), zeros, bad, (long long)(b * m * n));
+    float worst = 0.0f;
+    for (int64_t t = 0; t < b * m * n; t++) worst = fmaxf(worst, fabsf(wrong[t] - tensor_data(reference)[t]));
+    printf("  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong; max |difference| %.8g\n",
+           (long long)written, (long long)(b * m * n), zeros, bad, (long long)(b * m * n), (double)worst);
 
     /* the valid fold, into rows: b shared across the batch, a's batch and rows merge */
     Tensor *xs = arange(ctx, DIMS(b, m, k), 1.0f), *shared = tensor_expand(arange(ctx, DIMS(k, n), 0.01f), DIMS(b, k, n));
