@@ -62,7 +62,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps plot-deps docs check-docs clean help $(VERBS)
+.PHONY: all test check deps plot-deps docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -137,9 +137,24 @@ PLOTS += $$(L$(2)_OUT)/$(3).png
 PLOT_$(2) := $$(L$(2)_OUT)/$(3).png
 endif
 
-LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises $$(L$(2)_OUT)/test_solutions
+# The exercise table without anyone's answers: the tests linked against generated TODO stubs.
+# The graders list a lesson's exercises (ids, titles, points) with it.
+$$(L$(2)_OUT)/stubs.c: $(1)/exercises.h tests/stubs.sh
+	@mkdir -p $$(@D)
+	$$(Q)sh tests/stubs.sh $$< > $$@
+$$(L$(2)_OUT)/stubs.o: $$(L$(2)_OUT)/stubs.c
+	$$(Q)$$(CC) -I$(1) $$(ALL_CFLAGS) -Wno-unused-parameter -c $$< -o $$@
+$$(L$(2)_OUT)/list_exercises: $(call obj,$(1)/test_exercises.c) $$(L$(2)_OUT)/stubs.o $(HARNESS) $(LIBRARY)
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+
+LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises
 ALL_CORE_TESTS += $$(L$(2)_OUT)/test_core
+ifneq ($(wildcard $(1)/solutions.c),)
+LESSON_PROGRAMS += $$(L$(2)_OUT)/test_solutions
 ALL_SOLUTION_TESTS += $$(L$(2)_OUT)/test_solutions
+endif
+LISTERS += $$(L$(2)_OUT)/list_exercises
 
 .PHONY: lesson$(2) $(3)
 ifeq ($(VERB_GIVEN),)
@@ -193,6 +208,29 @@ plot plots: $(SELECTED_PLOTS)
 	@for p in $^; do echo "wrote $$p"; done
 endif
 
+# ---- grading (docs/instructors.md) ---------------------------------------------------------
+# make grade [SUBMISSION=DIR] [EXERCISE=ID] [RESULTS=FILE]: one submission (default: this
+# checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR.
+grade-prereqs: $(LIBRARY) $(HARNESS) $(LISTERS)
+grade-env:
+	@echo "CC='$(CC)'"
+	@echo "COMPILE_FLAGS='$(WARNINGS) $(CFLAGS) $(INCLUDES) $(CHECK_CFLAGS)'"
+	@echo "PLAIN_FLAGS='$(WARNINGS) $(INCLUDES) $(CHECK_CFLAGS)'"
+	@echo "LINK_FLAGS='$(CFLAGS)'"
+	@echo "LIBS='$(CHECK_LIBS) $(LDLIBS)'"
+	@echo "OBJ='$(BUILD)/obj'"
+grade: | deps
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade.sh --submission '$(or $(SUBMISSION),.)' \
+	    $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(RESULTS),--results '$(RESULTS)')
+grade-all: | deps
+	@test -n '$(SUBMISSIONS)' || { echo "make grade-all needs SUBMISSIONS=DIR (one subdirectory per student)"; exit 2; }
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade-all.sh --submissions '$(SUBMISSIONS)' \
+	    --out '$(or $(GRADEBOOK),$(BUILD)/gradebook)'
+
+# make handout: the course for students, without the reference solutions (tests/handout.sh).
+handout:
+	@sh tests/handout.sh $(BUILD)/handout
+
 clean:
 	rm -rf $(BUILD)
 
@@ -203,6 +241,9 @@ help:
 	@echo "make test            run every test: the core, your exercises, the reference solutions"
 	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
 	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
+	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, EXERCISE=ID, RESULTS=FILE)"
+	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR)"
+	@echo "make handout         the course without the reference solutions, for students"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
 	@echo "Variables: V=1 (show commands), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,9 +25,11 @@ enum {
 /* ==== per-test fixture ================================================================== */
 
 Ctx *test_ctx;
+static long long output_limit; /* see limit_output */
 static const char *probing; /* while probing: the id of the exercise being probed, e.g. "1.2" */
 
 static void test_setup(void) {
+    if (output_limit) signal(SIGXFSZ, SIG_DFL);
     tensor_clear_error();
     test_ctx = ctx_new();
 }
@@ -205,20 +209,36 @@ Tensor *random_tensor(Ctx *ctx, Rng *rng, const int64_t *shape, int rank, float 
 /* ==== options =========================================================================== */
 
 typedef struct {
-    const char *label, *results;
+    const char *label, *results, *only;
     bool require_all, list;
+    long long max_output;
 } Options;
 
 static Options parse_options(int argc, char **argv) {
-    Options o = {"exercises", NULL, false, false};
+    Options o = {"exercises", NULL, NULL, false, false, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--label") && i + 1 < argc) o.label = argv[++i];
         else if (!strcmp(argv[i], "--results") && i + 1 < argc) o.results = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
+        else if (!strcmp(argv[i], "--max-output") && i + 1 < argc) o.max_output = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--require-all")) o.require_all = true;
         else if (!strcmp(argv[i], "--list")) o.list = true;
         else fprintf(stderr, "%s: ignoring unknown option %s\n", argv[0], argv[i]);
     }
     return o;
+}
+
+/* --max-output: a test that writes more than output_limit bytes into a file (its log, when the
+ * grader redirects it) is stopped by SIGXFSZ and marked, instead of filling the disk. The
+ * runner itself ignores the signal; the forked tests restore it (test_setup, is_todo). */
+
+static void limit_output(long long bytes) {
+    if (bytes <= 0) return;
+    struct rlimit limit = {(rlim_t)bytes, (rlim_t)bytes};
+    if (setrlimit(RLIMIT_FSIZE, &limit) == 0) {
+        output_limit = bytes;
+        signal(SIGXFSZ, SIG_IGN);
+    }
 }
 
 static FILE *open_results(const char *path) {
@@ -294,6 +314,7 @@ static bool is_todo(const Exercise *ex) {
     pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
+        if (output_limit) signal(SIGXFSZ, SIG_DFL);
         probing = ex->id;
         alarm(PROBE_SECONDS);
         Ctx *ctx = ctx_new();
@@ -310,33 +331,63 @@ static bool is_todo(const Exercise *ex) {
 typedef enum { DONE, TODO, FAILED } Status;
 static const char *const status_name[] = {"done", "TODO", "FAILED"};
 
-/* Check's message for a test that did not finish, in the words a student needs. */
-static void explain(const char *msg, char *buf, size_t size) {
+/* What kind of failure, for graders: wrong, crashed, timeout, exited, output, memory. */
+enum { EXIT_SANITIZER = 87 }; /* the exit code the grader asks the sanitizers to use */
+
+/* Check's message for a test that did not finish, in the words a student needs; *kind names
+ * the kind of failure. */
+static void explain(const char *msg, char *buf, size_t size, const char **kind) {
     int code, sig;
-    if (sscanf(msg, "Early exit with return value %d", &code) == 1)
+    if (sscanf(msg, "Early exit with return value %d", &code) == 1 && code == EXIT_SANITIZER) {
+        *kind = "memory";
+        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers (their report, in the log, "
+                 "names the line)");
+    } else if (sscanf(msg, "Early exit with return value %d", &code) == 1) {
+        *kind = "exited";
         snprintf(buf, size, "stopped the test before it finished, exiting with status %d (a call to exit() or "
                  "_exit()? Under SANITIZE=1, a sanitizer report above says what went wrong)", code);
-    else if (sscanf(msg, "Received signal %d", &sig) == 1)
+    } else if (sscanf(msg, "Received signal %d", &sig) == 1 && sig == SIGXFSZ) {
+        *kind = "output";
+        snprintf(buf, size, "wrote more than %lld bytes of output and was stopped", output_limit);
+    } else if (sscanf(msg, "Received signal %d", &sig) == 1) {
+        *kind = "crashed";
         snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array; "
                  "SANITIZE=1 points at the line", msg);
-    else if (strstr(msg, "timeout"))
+    } else if (strstr(msg, "timeout")) {
+        *kind = "timeout";
         snprintf(buf, size, "did not finish within %d s (an endless loop?)", EXERCISE_TEST_SECONDS);
-    else
+    } else {
+        *kind = "wrong";
         snprintf(buf, size, "%s", msg);
+    }
 }
 
-int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) {
+int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     Options o = parse_options(argc, argv);
     if (o.list) {
-        for (int i = 0; i < n; i++) printf("%s\t%d\t%s\n", exercises[i].id, exercises[i].points, exercises[i].title);
+        for (int i = 0; i < n_all; i++) printf("%s\t%d\t%s\n", all[i].id, all[i].points, all[i].title);
         return EXIT_SUCCESS;
     }
+    /* --only ID: that exercise alone */
+    const Exercise *exercises = all;
+    int n = n_all;
+    if (o.only) {
+        n = 0;
+        for (int i = 0; i < n_all; i++)
+            if (!strcmp(all[i].id, o.only)) exercises = &all[i], n = 1;
+        if (n == 0) {
+            fprintf(stderr, "%s: no exercise %s here (--list shows them)\n", argv[0], o.only);
+            return EXIT_FAILURE;
+        }
+    }
+    limit_output(o.max_output);
     uint64_t seed = choose_exercise_seed();
     Status *status = calloc((size_t)n, sizeof *status);
+    const char **kind = calloc((size_t)n, sizeof *kind);
     int *failures = calloc((size_t)n, sizeof *failures);
     char (*message)[1024] = calloc((size_t)n, sizeof *message);
     char (*names)[128] = calloc((size_t)n, sizeof *names);
-    if (!status || !failures || !message || !names) return EXIT_FAILURE;
+    if (!status || !kind || !failures || !message || !names) return EXIT_FAILURE;
 
     Suite *suite = suite_create(o.label);
     for (int i = 0; i < n; i++) {
@@ -363,7 +414,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
             if (strcmp(tr_tcname(results[r]), names[i]) != 0) continue;
             if (failures[i]++ == 0) { /* keep the first failure's message */
                 status[i] = FAILED;
-                explain(tr_msg(results[r]), message[i], sizeof message[i]);
+                explain(tr_msg(results[r]), message[i], sizeof message[i], &kind[i]);
             }
         }
     }
@@ -395,13 +446,15 @@ int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n) 
         for (int i = 0; i < n; i++) {
             for (char *c = message[i]; *c; c++)
                 if (*c == '\n' || *c == '\t') *c = ' ';
-            fprintf(f, "exercise\t%s\t%d\t%s\t%s\n", exercises[i].id, exercises[i].points, status_name[status[i]],
-                    message[i]);
+            const char *k = status[i] == DONE ? "passed" : status[i] == TODO ? "todo" : kind[i];
+            fprintf(f, "exercise\t%s\t%d\t%s\t%s\t%s\t%s\n", exercises[i].id, exercises[i].points, status_name[status[i]], k,
+                    exercises[i].title, message[i]);
         }
         fclose(f);
     }
     srunner_free(sr);
     free(status);
+    free(kind);
     free(failures);
     free(message);
     free(names);

@@ -33,7 +33,12 @@ typedef struct {
  * tests are skipped; the others run in forked processes with a time limit, so a crash, an
  * endless loop or a call to exit() fails that exercise only. Options:
  *   --label TEXT       names the exercise file in the report
- *   --results FILE     appends "exercise ID POINTS STATUS MESSAGE" lines to FILE
+ *   --results FILE     appends a line per exercise to FILE, tab-separated:
+ *                      exercise ID POINTS STATUS KIND TITLE MESSAGE, where STATUS is done, TODO
+ *                      or FAILED and KIND is passed, todo, wrong, crashed, timeout, exited
+ *                      (exit() in the test), output (too much output) or memory (a sanitizer)
+ *   --only ID          runs that exercise alone
+ *   --max-output BYTES stops (and fails) a test that writes more than BYTES into a file
  *   --require-all      a TODO counts as a failure (used for the reference solutions)
  *   --list             prints "ID<TAB>POINTS<TAB>TITLE" per exercise and runs nothing
  * Exit status: 0 unless an attempted exercise failed (or, with --require-all, one is TODO). */

@@ -58,11 +58,24 @@ for spec in "$@"; do
         status=1
     fi
 
-    if [ "$mode" = all ]; then
+    if [ "$mode" = all ] && [ -f "$dir/solutions.c" ]; then
         run "lesson$n.reference" "lesson $n ($topic) exercises, reference solutions: $dir/solutions.c" \
             "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all
     fi
 done
+
+# The grader's own tests, where the course ships them (not in the student handout).
+if [ "$mode" = all ] && [ -f tests/grading/test_grader.sh ]; then
+    banner "the grader: tests/grading/test_grader.sh"
+    BUILD=$build MAKE=$make sh tests/grading/test_grader.sh >"$results/grader.log" 2>&1
+    grader=$?
+    grep -E '^(ok|FAIL|skip)' "$results/grader.log"
+    if [ $grader -ne 0 ]; then
+        status=1
+        echo "(the grader's tests failed; full log: $results/grader.log)"
+    fi
+    echo "grader	$grader" >"$results/grader"
+fi
 
 # ---- summary ----------------------------------------------------------------------------
 banner summary
@@ -79,7 +92,8 @@ for spec in "$@"; do
     else
         checks "lesson $n your exercises" "$results/lesson$n.student" checks 2
     fi
-    [ "$mode" = all ] && checks "lesson $n reference solutions" "$results/lesson$n.reference" checks 2
+    [ "$mode" = all ] && [ -f "$(echo "$spec" | cut -d: -f3)/solutions.c" ] &&
+        checks "lesson $n reference solutions" "$results/lesson$n.reference" checks 2
 done
 echo
 
@@ -108,7 +122,10 @@ for spec in "$@"; do
     else
         line="$line; exercises: the test program did not finish"
     fi
-    if [ "$mode" = all ]; then
+    dir=${rest#*:}
+    if [ "$mode" = all ] && [ ! -f "$dir/solutions.c" ]; then
+        line="$line; reference solutions: not in this handout (skipped)"
+    elif [ "$mode" = all ]; then
         reference=$results/lesson$n.reference
         if [ -s "$reference" ]; then
             line="$line; reference solutions: $(awk -F "$tab" '$1 == "exercise" { n++; if ($4 == "done") ok++ }
@@ -119,4 +136,7 @@ for spec in "$@"; do
     fi
     echo "$line"
 done
+if [ -f "$results/grader" ]; then
+    if [ "$(cut -f2 "$results/grader")" = 0 ]; then echo "grader: its tests passed"; else echo "grader: its tests FAILED"; fi
+fi
 exit $status
