@@ -14,7 +14,8 @@ SHELL := /bin/sh
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
+STUDENT_WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
+WARNINGS := $(STUDENT_WARNINGS)
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
@@ -211,11 +212,12 @@ endif
 # ---- grading (docs/instructors.md) ---------------------------------------------------------
 # make grade [SUBMISSION=DIR] [EXERCISE=ID] [RESULTS=FILE]: one submission (default: this
 # checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR.
+# Students' files are compiled without -Werror, whatever WERROR says.
 grade-prereqs: $(LIBRARY) $(HARNESS) $(LISTERS)
 grade-env:
 	@echo "CC='$(CC)'"
-	@echo "COMPILE_FLAGS='$(WARNINGS) $(CFLAGS) $(INCLUDES) $(CHECK_CFLAGS)'"
-	@echo "PLAIN_FLAGS='$(WARNINGS) $(INCLUDES) $(CHECK_CFLAGS)'"
+	@echo "COMPILE_FLAGS='$(STUDENT_WARNINGS) $(CFLAGS) $(INCLUDES) $(CHECK_CFLAGS)'"
+	@echo "PLAIN_FLAGS='$(STUDENT_WARNINGS) $(INCLUDES) $(CHECK_CFLAGS)'"
 	@echo "LINK_FLAGS='$(CFLAGS)'"
 	@echo "LIBS='$(CHECK_LIBS) $(LDLIBS)'"
 	@echo "OBJ='$(BUILD)/obj'"

@@ -38,12 +38,14 @@ mkdir -p "$work" "$(dirname "$results")"
 tab=$(printf '\t')
 
 # The course's side: the library, the harness and each lesson's test object.
-if ! $make --no-print-directory -s grade-prereqs >"$work/prereqs.log" 2>&1; then
+# BUILD and SANITIZE go on make's command line: they must win over whatever the calling make
+# passed down in MAKEFLAGS
+if ! $make --no-print-directory -s BUILD="$build" SANITIZE="${SANITIZE:-}" grade-prereqs >"$work/prereqs.log" 2>&1; then
     echo "grade.sh: the course itself does not build:" >&2
     tail -n 20 "$work/prereqs.log" >&2
     exit 2
 fi
-eval "$($make --no-print-directory -s grade-env)" # CC, COMPILE_FLAGS, PLAIN_FLAGS, LINK_FLAGS, LIBS, OBJ
+eval "$($make --no-print-directory -s BUILD="$build" SANITIZE="${SANITIZE:-}" grade-env)" # CC, COMPILE_FLAGS, PLAIN_FLAGS, LINK_FLAGS, LIBS, OBJ
 if [ "${SANITIZE:-0}" = 1 ]; then
     # a sanitizer report makes the test exit with 87, which the harness calls a memory error
     export ASAN_OPTIONS=exitcode=87:detect_leaks=0 UBSAN_OPTIONS=exitcode=87:halt_on_error=1:print_stacktrace=1

@@ -136,7 +136,9 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
     tar -xzf "$fixtures/handout/course-handout.tar.gz" -C "$unpacked"
     check "handout: no solutions.c in it" sh -c "! find '$unpacked' -name solutions.c | grep -q ."
     check "handout: no grader fixtures in it" test ! -d "$unpacked/course/tests/grading"
-    (cd "$unpacked/course" && make test) >"$fixtures/handout-test.txt" 2>&1
+    # as a student would run it: none of this make's variables (BUILD, CC, ...) passed down
+    (cd "$unpacked/course" && env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE make test) \
+        >"$fixtures/handout-test.txt" 2>&1
     check "handout: make test passes in the unpacked handout" test $? -eq 0
     check "handout: make test says the reference checks are skipped" has "$fixtures/handout-test.txt" "not in this handout (skipped)"
 else
