@@ -181,7 +181,7 @@ all: $(LIBRARY) $(TENSOR_TESTS) $(LESSON_PROGRAMS)
 SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
 test check: $(LIBRARY) $(TENSOR_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
