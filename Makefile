@@ -53,7 +53,11 @@ LIBRARY_SOURCES := $(wildcard common/*.c) \
     $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
 LIBRARY := $(BUILD)/libcourse.a
 HARNESS := $(call obj,tests/harness.c)
-TENSOR_TESTS := $(BUILD)/tests/test_tensor
+# The library's own test programs, one per tests/test_NAME.c: the tensor core, conformance
+# with PyTorch (golden files), every bad input, seeded random testing.
+LIBRARY_TEST_SOURCES := $(wildcard tests/test_*.c)
+LIBRARY_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(LIBRARY_TEST_SOURCES))
+WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(d))/walkthrough)
 
 # ---- what the command line asks for --------------------------------------------------
 # `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
@@ -63,7 +67,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps plot-deps docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
+.PHONY: all test check deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -77,10 +81,10 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # Objects that include check.h need Check installed first.
-$(HARNESS) $(call obj,tests/test_tensor.c): | deps
-$(HARNESS) $(call obj,tests/test_tensor.c): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(HARNESS) $(call obj,$(LIBRARY_TEST_SOURCES)): | deps
+$(HARNESS) $(call obj,$(LIBRARY_TEST_SOURCES)): ALL_CFLAGS += $(CHECK_CFLAGS)
 
-$(TENSOR_TESTS): $(call obj,tests/test_tensor.c) $(HARNESS) $(LIBRARY)
+$(LIBRARY_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(HARNESS) $(LIBRARY)
 	@mkdir -p $(@D)
 	$(say) LINK $@
 	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
@@ -169,7 +173,7 @@ endef
 
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_number,$(d)),$(call lesson_topic,$(d)))))
 
-all: $(LIBRARY) $(TENSOR_TESTS) $(LESSON_PROGRAMS)
+all: $(LIBRARY) $(LIBRARY_TESTS) $(LESSON_PROGRAMS)
 
 # ---- tests -------------------------------------------------------------------------------
 # `make test`: the tensor core's tests, every lesson's core tests, every exercise test against
@@ -180,15 +184,25 @@ all: $(LIBRARY) $(TENSOR_TESTS) $(LESSON_PROGRAMS)
 # SUBMAKE: a recipe that names $(MAKE) itself would run even under `make -n`.)
 SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
-test check: $(LIBRARY) $(TENSOR_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
+test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 
+# `make golden` regenerates the conformance suite's data (tests/golden/) with numpy and PyTorch.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+golden:
+	@PYTHON='$(PYTHON)' sh tests/ensure-deps.sh golden
+	$(PYTHON) tests/golden/generate.py tests/golden
+
+# `make memcheck`: every walk-through and test program under valgrind, no error and no leak.
+memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(WALKTHROUGHS)
+	@sh tests/ensure-deps.sh valgrind
+	@BUILD='$(BUILD)' sh tests/memcheck.sh $(WALKTHROUGHS) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
+
 # The walk-through output quoted in docs/ is copied from the programs, never typed in.
-WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(d))/walkthrough)
 docs: $(WALKTHROUGHS) $(PLOTS)
 	@BUILD='$(BUILD)' sh tests/docs.sh update
 	@mkdir -p docs/img
@@ -242,6 +256,8 @@ help:
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
 	@echo "make test            run every test: the core, your exercises, the reference solutions"
 	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
+	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
+	@echo "make golden          regenerate tests/golden/ (numpy and PyTorch's answers) with PYTHON=$(PYTHON)"
 	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
 	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, EXERCISE=ID, RESULTS=FILE)"
 	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR)"

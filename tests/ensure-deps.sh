@@ -2,6 +2,9 @@
 # ensure-deps.sh - makes sure a tool the course needs is installed, and says how if it is not.
 #   tests/ensure-deps.sh check     the Check unit-test framework and pkg-config (for the tests)
 #   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
+#   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
+#   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
+#                                  PYTHON names the interpreter, /usr/bin/python3 by default)
 # As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
 # to run and fails.
 what=${1:-check}
@@ -15,6 +18,16 @@ gnuplot)
     packages="gnuplot-nox"
     need="gnuplot"
     have_deps() { command -v gnuplot >/dev/null 2>&1; }
+    ;;
+valgrind)
+    packages="valgrind"
+    need="valgrind"
+    have_deps() { command -v valgrind >/dev/null 2>&1; }
+    ;;
+golden)
+    packages="python3-numpy python3-torch"
+    need="python3 with numpy and PyTorch"
+    have_deps() { "${PYTHON:-/usr/bin/python3}" -c 'import numpy, torch' >/dev/null 2>&1; }
     ;;
 *)
     echo "ensure-deps.sh: unknown dependency '$what'" >&2
@@ -47,9 +60,13 @@ if command -v apt-get >/dev/null 2>&1; then
 elif command -v dnf >/dev/null 2>&1; then
     [ "$what" = check ] && echo "    sudo dnf install -y check-devel pkgconf-pkg-config" >&2
     [ "$what" = gnuplot ] && echo "    sudo dnf install -y gnuplot" >&2
+    [ "$what" = valgrind ] && echo "    sudo dnf install -y valgrind" >&2
+    [ "$what" = golden ] && echo "    sudo dnf install -y python3-numpy python3-torch" >&2
 elif command -v brew >/dev/null 2>&1; then
     [ "$what" = check ] && echo "    brew install check pkg-config" >&2
     [ "$what" = gnuplot ] && echo "    brew install gnuplot" >&2
+    [ "$what" = valgrind ] && echo "    (valgrind does not run on macOS: use make test SANITIZE=1)" >&2
+    [ "$what" = golden ] && echo "    python3 -m pip install numpy torch, then make golden PYTHON=python3" >&2
 else
     echo "    sudo apt-get install -y $packages    (or your system's packages for $need)" >&2
 fi

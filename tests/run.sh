@@ -2,8 +2,10 @@
 # run.sh - runs the course's test programs and ends with a summary: Check's summary line of
 # each program, then one line per lesson. Called by `make test` and `make lessonN test`.
 #
-#   tests/run.sh all     N:topic:dir ...   the tensor core, and per lesson: core tests, the
-#                                          student's exercises, the reference solutions
+#   tests/run.sh all     N:topic:dir ...   the library's tests (tests/test_*.c: the tensor core,
+#                                          conformance, bad inputs, random testing), and per
+#                                          lesson: core tests, the student's exercises, the
+#                                          reference solutions
 #   tests/run.sh student N:topic:dir ...   per lesson: core tests and the student's exercises
 #
 # Exit status 1 if a core test fails, a reference solution fails, or an attempted exercise
@@ -32,9 +34,18 @@ run() {
 # field FILE KEY N: field N of the first line of FILE that starts with KEY.
 field() { awk -F "$tab" -v key="$2" -v n="$3" '$1 == key { print $n; exit }' "$1" 2>/dev/null; }
 
-if [ "$mode" = all ]; then
-    run core "tensor core: tests/test_tensor.c" "$build/tests/test_tensor"
-fi
+# The library's test programs, one per tests/test_NAME.c, each titled by its header comment:
+# " * test_NAME.c - TITLE: ..." on its second line.
+# The tensor core's tests run first: everything else builds on it.
+library_tests() {
+    [ "$mode" = all ] || return 0
+    [ -f tests/test_tensor.c ] && echo test_tensor
+    for src in tests/test_*.c; do [ "$src" = tests/test_tensor.c ] || basename "$src" .c; done
+}
+title() { sed -n '2s/^ \* [^ ]* - \([^:]*\):.*/\1/p' "tests/$1.c"; }
+for name in $(library_tests); do
+    run "$name" "$(title "$name"): tests/$name.c" "$build/tests/$name"
+done
 
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
@@ -86,7 +97,7 @@ checks() { # LABEL FILE KEY COLUMN
     line=$(field "$2" "$3" "$4")
     printf '%-40s %s\n' "$1" "${line:-no results: the program did not finish}"
 }
-[ "$mode" = all ] && checks "tensor core" "$results/core" core 4
+for name in $(library_tests); do checks "$(title "$name")" "$results/$name" core 4; done
 for spec in "$@"; do
     n=${spec%%:*}
     checks "lesson $n core tests" "$results/lesson$n.core" core 4
@@ -112,7 +123,7 @@ exercise_counts() { # FILE -> "3 done, 2 TODO, 0 failed (9/15 points)"
         END { printf "%d done, %d TODO, %d failed (%d/%d points)", done, todo, failed, points, total }' "$1"
 }
 
-[ "$mode" = all ] && echo "tensor core: $(core_line "$results/core")"
+for name in $(library_tests); do echo "$(title "$name"): $(core_line "$results/$name")"; done
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
     topic=${rest%%:*}

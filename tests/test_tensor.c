@@ -1,6 +1,6 @@
 /*
- * test_tensor.c - tests of the shared tensor core (common/): the arena, shapes, views, the
- * strided loop, printing, the error contract, the autodiff engine and the gradient checker.
+ * test_tensor.c - tensor core: tests of the shared core (common/): the arena, shapes, views,
+ * the strided loop, printing, the error contract, the autodiff engine and the gradient checker.
  * The engine is tested with two tiny ops defined here, so these tests need no lesson.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -1,0 +1,34 @@
+#!/bin/sh
+# memcheck.sh - runs programs under valgrind and fails on any memory error or leak.
+#   tests/memcheck.sh PROGRAM...      (make memcheck: every walk-through and test program)
+# The walk-throughs must free everything. The test programs run their tests in forked
+# children (Check), which exit without freeing what Check itself still holds, so for them only
+# memory lost for good (definitely or indirectly) counts as a leak. Check's timeouts are
+# stretched tenfold, since valgrind runs programs some 20-50 times slower.
+log_dir=${BUILD:-build}/memcheck
+mkdir -p "$log_dir"
+status=0
+for program in "$@"; do
+    name=$(echo "$program" | tr / _)
+    log=$log_dir/$name.log
+    case $program in
+    */walkthrough) leaks=all ;;
+    *) leaks=definite,indirect ;;
+    esac
+    rm -f "$log" "$log".*
+    CK_TIMEOUT_MULTIPLIER=10 valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=$leaks \
+        --error-exitcode=99 --log-file="$log.%p" "$program" >"$log" 2>&1
+    code=$?
+    if [ $code = 0 ]; then
+        echo "clean   $program"
+        rm -f "$log" "$log".*
+        continue
+    fi
+    status=1
+    if [ $code = 99 ]; then why="valgrind found errors"; else why="the program failed (exit status $code)"; fi
+    echo "FAILED  $program: $why. Its output: $log; valgrind's reports: $log.PID"
+    for report in "$log".*; do [ -s "$report" ] && head -n 30 "$report"; done | sed 's/^/    /'
+    [ $code = 99 ] || tail -n 10 "$log" | sed 's/^/    /'
+done
+[ $status = 0 ] && echo "memcheck: $# programs, no memory error and no leak"
+exit $status
