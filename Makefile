@@ -226,12 +226,15 @@ endif
 # ---- grading (docs/instructors.md) ---------------------------------------------------------
 # make grade [SUBMISSION=DIR] [EXERCISE=ID] [RESULTS=FILE]: one submission (default: this
 # checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR.
-# Students' files are compiled without -Werror, whatever WERROR says.
+# Students' files are compiled without -Werror, whatever WERROR says. tests/grade.sh exits 1
+# when an exercise did not pass and 2 when it could not grade; make reports both as 2.
 grade-prereqs: $(LIBRARY) $(HARNESS) $(LISTERS)
+# A student's file is compiled against copies of the course's headers only (HEADERS, and the
+# lesson's exercises.h): no -I into the lessons, where solutions.c is.
 grade-env:
 	@echo "CC='$(CC)'"
-	@echo "COMPILE_FLAGS='$(STUDENT_WARNINGS) $(CFLAGS) $(INCLUDES) $(CHECK_CFLAGS)'"
-	@echo "PLAIN_FLAGS='$(STUDENT_WARNINGS) $(INCLUDES) $(CHECK_CFLAGS)'"
+	@echo "STUDENT_FLAGS='$(STUDENT_WARNINGS) $(CFLAGS)'"
+	@echo "HEADERS='$(wildcard common/*.h) tests/exercise.h $(filter-out %/exercises.h,$(wildcard $(addsuffix /*.h,$(LESSON_DIRS))))'"
 	@echo "LINK_FLAGS='$(CFLAGS)'"
 	@echo "LIBS='$(CHECK_LIBS) $(LDLIBS)'"
 	@echo "OBJ='$(BUILD)/obj'"
@@ -254,7 +257,7 @@ help:
 	@echo "make                 build the library, every walk-through and every test program"
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
-	@echo "make test            run every test: the core, your exercises, the reference solutions"
+	@echo "make test            run every test: the library's, your exercises, the reference solutions"
 	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
 	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
 	@echo "make golden          regenerate tests/golden/ (numpy and PyTorch's answers) with PYTHON=$(PYTHON)"

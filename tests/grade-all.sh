@@ -5,9 +5,12 @@
 #
 # DIR holds one subdirectory per student, each mirroring the course layout. For each student
 # it runs tests/grade.sh and keeps OUT/STUDENT/results.json (Gradescope format), summary.tsv
-# and report.txt (the table). Then it writes OUT/gradebook.csv: student, one column per
-# exercise (points earned), total. A submission that cannot be graded at all gets "error" in
-# its row and never stops the others. Exit status 0 if every student was graded.
+# and report.txt (the table). Then it writes OUT/gradebook.csv: student, one column
+# per exercise (points earned), total; one row per student of this run, in the order graded;
+# a field with a comma, a quote or a line break is quoted as RFC 4180 says (lines end in LF).
+# A submission that cannot be graded at all gets "error" in its row and never stops the
+# others. Hidden directories (.name) are skipped, and the output says so. Exit status 0 if
+# every student was graded.
 set -u
 submissions=
 out=${BUILD:-build}/gradebook
@@ -20,47 +23,70 @@ while [ $# -gt 0 ]; do
 done
 [ -d "$submissions" ] || { echo "grade-all.sh: $submissions is not a directory" >&2; exit 2; }
 mkdir -p "$out"
-tab=$(printf '\t')
+newline='
+'
 status=0
-students=0
+students=$out/students.txt # this run's students, one per line, in order: only they go in the gradebook
+: >"$students"
+for sub in "$submissions"/.*/; do
+    case $sub in */./ | */../) continue ;; esac
+    [ -d "$sub" ] && echo "skipped $(basename "$sub"): a hidden directory (rename it without the leading . to grade it)"
+done
 for sub in "$submissions"/*/; do
     [ -d "$sub" ] || continue
     student=$(basename "$sub")
-    students=$((students + 1))
+    case $student in *"$newline"*)
+        echo "skipped a directory whose name holds a line break: rename it to grade it"
+        status=1
+        continue ;;
+    esac
+    echo "$student" >>"$students"
+    rm -rf "${out:?}/${student:?}"
     mkdir -p "$out/$student"
-    rm -f "$out/$student/summary.tsv"
     sh tests/grade.sh --submission "$sub" --name "$student" --results "$out/$student/results.json" \
         >"$out/$student/report.txt" 2>&1
     code=$?
     if [ $code -ge 2 ] || [ ! -s "$out/$student/summary.tsv" ]; then
         echo "$student: could not be graded (see $out/$student/report.txt)"
+        rm -f "$out/$student/summary.tsv"
         status=1
     else
         printf '%s: %s\n' "$student" "$(grep -E '^  total' "$out/$student/report.txt" | awk '{ print $2, $3, $4 }')"
     fi
 done
-[ $students -gt 0 ] || { echo "grade-all.sh: no submissions in $submissions" >&2; exit 2; }
+[ -s "$students" ] || { echo "grade-all.sh: no submissions in $submissions" >&2; exit 2; }
 
-# The gradebook: the exercise columns come from the first complete summary.
-awk -F "$tab" -v out="$out" '
-    FNR == 1 { student = FILENAME; sub(/\/summary\.tsv$/, "", student); sub(/.*\//, "", student); students[++n] = student }
+# The gradebook: a column per exercise of the course, in the course's order.
+build=${BUILD:-build}
+for dir in lessons/[1-9]-*; do
+    n=${dir#lessons/}
+    "$build/lesson${n%%-*}/list_exercises" --list | cut -f 1
+done >"$out/exercises.txt"
+OUT=$out awk '
+    function csv(s) { # RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled
+        if (s ~ /[",\r\n]/) { gsub(/"/, "\"\"", s); s = "\"" s "\"" }
+        return s
+    }
+    FNR == NR { ids[++m] = $0; next }
     {
-        if (!($1 in seen)) { seen[$1] = 1; ids[++m] = $1 }
-        earned[student, $1] = $2; total[student] += $2
+        student = $0
+        file = ENVIRON["OUT"] "/" student "/summary.tsv"
+        delete earned
+        total = 0; graded = 0
+        while ((getline line < file) > 0) {
+            split(line, f, "\t"); earned[f[1]] = f[2]; total += f[2]; graded = 1
+        }
+        close(file)
+        rows[++n] = csv(student)
+        if (!graded) { rows[n] = rows[n] ",error"; next }
+        for (j = 1; j <= m; j++) rows[n] = rows[n] "," ((ids[j] in earned) ? earned[ids[j]] : "")
+        rows[n] = rows[n] "," total
     }
     END {
         printf "student"
-        for (j = 1; j <= m; j++) printf ",%s", ids[j]
+        for (j = 1; j <= m; j++) printf ",%s", csv(ids[j])
         printf ",total\n"
-        for (i = 1; i <= n; i++) {
-            printf "%s", students[i]
-            for (j = 1; j <= m; j++) printf ",%s", earned[students[i], ids[j]]
-            printf ",%d\n", total[students[i]]
-        }
-    }' "$out"/*/summary.tsv >"$out/gradebook.csv" 2>/dev/null
-for sub in "$submissions"/*/; do # students that could not be graded still get a row
-    student=$(basename "$sub")
-    [ -s "$out/$student/summary.tsv" ] || echo "$student,error" >>"$out/gradebook.csv"
-done
-echo "gradebook: $out/gradebook.csv"
+        for (i = 1; i <= n; i++) print rows[i]
+    }' "$out/exercises.txt" "$students" >"$out/gradebook.csv"
+echo "gradebook: $out/gradebook.csv ($(wc -l <"$students" | tr -d ' ') students)"
 exit $status

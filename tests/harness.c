@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,15 +20,36 @@
 
 enum {
     EXIT_TODO = 77,            /* a probe that reached EXERCISE_TODO() */
-    PROBE_SECONDS = 3,         /* time a probe may take before it counts as attempted */
+    PROBE_SECONDS = 3,         /* time a probe may take; Check's $CK_TIMEOUT_MULTIPLIER scales it */
     EXERCISE_TEST_SECONDS = 5, /* per test; Check scales it by $CK_TIMEOUT_MULTIPLIER */
 };
+#define DEFAULT_MAX_MEMORY (1LL << 30) /* bytes of memory an exercise's test may take (--max-memory) */
+
+/* Is this build under AddressSanitizer? It reserves terabytes of address space, so the memory
+ * limit cannot be an address-space one there (see limit_memory). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 /* ==== per-test fixture ================================================================== */
 
 Ctx *test_ctx;
 static long long output_limit; /* see limit_output */
+static long long memory_limit; /* see limit_memory */
 static const char *probing; /* while probing: the id of the exercise being probed, e.g. "1.2" */
+
+/* Proof that an exercise's test ran to its end. Exiting with TEST_FINISHED is not enough: that
+ * status is in this header, which students have, so _exit(TEST_FINISHED) in an exercise would
+ * pass. The runner draws a random key before any test is forked; the teardown of test number N
+ * writes "N proof_of(N)" to a temporary file every test process inherits, and the runner passes
+ * a test only if its line is there. Another test's line does not prove this one. */
+static uint64_t proof_key[2];
+static int proof_fd = -1;     /* the file, in the runner and every test; -1 for core tests */
+static int current_test = -1; /* the number of the test this process runs (run_numbered) */
 
 static void test_setup(void) {
     if (output_limit) signal(SIGXFSZ, SIG_DFL);
@@ -34,13 +57,29 @@ static void test_setup(void) {
     test_ctx = ctx_new();
 }
 
+static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+static uint64_t proof_of(int test) { return mix64(proof_key[0] ^ mix64(proof_key[1] + (uint64_t)test)); }
+
 /* Runs in the test's process only when the test body got to its end. Exiting with
  * TEST_FINISHED is how the test says so: Check passes a test only if its process exits with
- * that status, so one cut short by exit(0) or _exit(0) fails instead of passing silently. */
+ * that status, so one cut short by exit(0) or _exit(0) fails instead of passing silently. An
+ * exercise's test also writes its proof (see proof_key). */
 static void test_teardown(void) {
     ctx_free(test_ctx);
     test_ctx = NULL;
     fflush(NULL);
+    if (proof_fd >= 0 && current_test >= 0) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "%d %016llx\n", current_test, (unsigned long long)proof_of(current_test));
+        if (write(proof_fd, line, (size_t)n) != n) _exit(EXIT_FAILURE);
+    }
     _exit(TEST_FINISHED);
 }
 
@@ -211,16 +250,17 @@ Tensor *random_tensor(Ctx *ctx, Rng *rng, const int64_t *shape, int rank, float 
 typedef struct {
     const char *label, *results, *only;
     bool require_all, list;
-    long long max_output;
+    long long max_output, max_memory;
 } Options;
 
 static Options parse_options(int argc, char **argv) {
-    Options o = {"exercises", NULL, NULL, false, false, 0};
+    Options o = {"exercises", NULL, NULL, false, false, 0, DEFAULT_MAX_MEMORY};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--label") && i + 1 < argc) o.label = argv[++i];
         else if (!strcmp(argv[i], "--results") && i + 1 < argc) o.results = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) o.only = argv[++i];
         else if (!strcmp(argv[i], "--max-output") && i + 1 < argc) o.max_output = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--max-memory") && i + 1 < argc) o.max_memory = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--require-all")) o.require_all = true;
         else if (!strcmp(argv[i], "--list")) o.list = true;
         else fprintf(stderr, "%s: ignoring unknown option %s\n", argv[0], argv[i]);
@@ -241,6 +281,36 @@ static void limit_output(long long bytes) {
     }
 }
 
+/* --max-memory: an exercise's tests (and its probe) get at most `bytes` of memory, so an
+ * allocating endless loop fails its test instead of taking the machine's memory: malloc returns
+ * NULL past it. The runner sets the limit before it forks, so it holds in every test process.
+ * Under AddressSanitizer, which reserves terabytes of address space up front, the limit is on
+ * the data segment instead (RLIMIT_DATA, Linux), counted from what the sanitizer has mapped;
+ * gcc's sanitizer allocates within it, clang's can allocate from space it mapped earlier. */
+static void limit_memory(long long bytes) {
+    if (bytes <= 0) return;
+#ifdef UNDER_ASAN
+    int resource = RLIMIT_DATA;
+    long long mapped_kb = -1;
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    while (status && fgets(line, sizeof line, status))
+        if (sscanf(line, "VmData: %lld kB", &mapped_kb) == 1) break;
+    if (status) fclose(status);
+    if (mapped_kb < 0) return;
+    rlim_t wanted = (rlim_t)(mapped_kb * 1024 + bytes);
+#else
+    int resource = RLIMIT_AS;
+    rlim_t wanted = (rlim_t)bytes;
+#endif
+    /* the hard limit too, so that the code under test cannot raise it again */
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) != 0) return;
+    if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < wanted) wanted = limit.rlim_max;
+    limit.rlim_cur = limit.rlim_max = wanted;
+    if (setrlimit(resource, &limit) == 0) memory_limit = bytes;
+}
+
 static FILE *open_results(const char *path) {
     if (!path) return NULL;
     FILE *f = fopen(path, "a");
@@ -248,9 +318,10 @@ static FILE *open_results(const char *path) {
     return f;
 }
 
-/* Check's own summary line, for the results file ("100%: Checks: 3, Failures: 0, Errors: 0"). */
-static void summary_line(SRunner *sr, char *buf, size_t size) {
-    int run = srunner_ntests_run(sr), failures = 0, errors = 0;
+/* Check's own summary line, for the results file ("100%: Checks: 3, Failures: 0, Errors: 0"),
+ * counting as failures the `unproven` tests Check passed but the runner did not. */
+static void summary_line(SRunner *sr, int unproven, char *buf, size_t size) {
+    int run = srunner_ntests_run(sr), failures = unproven, errors = 0;
     TestResult **results = srunner_results(sr);
     for (int i = 0; i < run; i++) {
         if (tr_rtype(results[i]) == CK_FAILURE) failures++;
@@ -281,7 +352,7 @@ int run_core_tests(int argc, char **argv, Suite *suite) {
     FILE *f = open_results(o.results);
     if (f) {
         char summary[128];
-        summary_line(sr, summary, sizeof summary);
+        summary_line(sr, 0, summary, sizeof summary);
         fprintf(f, "core\t%d\t%d\t%s\n", run - failed, run, summary);
         fclose(f);
     }
@@ -307,25 +378,40 @@ void exercise_todo(const char *function) {
     ck_abort_msg("%s() still calls EXERCISE_TODO(); delete that line once you implement it", function);
 }
 
-/* Runs the exercise's probe in a child process: does it reach EXERCISE_TODO()? A crash or a
- * hang in the probe means the student has started, so it counts as attempted. */
-static bool is_todo(const Exercise *ex) {
+/* Check's time limits are scaled by $CK_TIMEOUT_MULTIPLIER (slow machines, valgrind); the
+ * probe's is scaled the same way. */
+static unsigned scaled_seconds(unsigned seconds) {
+    const char *env = getenv("CK_TIMEOUT_MULTIPLIER");
+    double factor = env && *env ? atof(env) : 1.0;
+    return factor > 1.0 ? (unsigned)(seconds * factor + 0.5) : seconds;
+}
+
+typedef enum { PROBE_TODO, PROBE_ATTEMPTED, PROBE_TIMEOUT } Probe;
+
+/* Runs the exercise's probe in a child process: does it reach EXERCISE_TODO()? A crash in the
+ * probe means the student has started, so it counts as attempted. A probe that does not finish
+ * within PROBE_SECONDS on its small input is an endless loop: its tests are not run, so that
+ * a loop costs one short wait and not one time limit per test. */
+static Probe probe(const Exercise *ex) {
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) return false;
+    if (pid < 0) return PROBE_ATTEMPTED;
     if (pid == 0) {
         if (output_limit) signal(SIGXFSZ, SIG_DFL);
+        signal(SIGALRM, SIG_DFL);
         probing = ex->id;
-        alarm(PROBE_SECONDS);
+        alarm(scaled_seconds(PROBE_SECONDS));
         Ctx *ctx = ctx_new();
         test_ctx = ctx;
         ex->probe();
         _exit(0);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return WIFEXITED(status) && WEXITSTATUS(status) == EXIT_TODO;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_TODO) return PROBE_TODO;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return PROBE_TIMEOUT;
+    return PROBE_ATTEMPTED;
 }
 
 typedef enum { DONE, TODO, FAILED } Status;
@@ -340,26 +426,80 @@ static void explain(const char *msg, char *buf, size_t size, const char **kind) 
     int code, sig;
     if (sscanf(msg, "Early exit with return value %d", &code) == 1 && code == EXIT_SANITIZER) {
         *kind = "memory";
-        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers (their report, in the log, "
-                 "names the line)");
+        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers (their report, in the test's "
+                 "output, names the line)");
     } else if (sscanf(msg, "Early exit with return value %d", &code) == 1) {
         *kind = "exited";
         snprintf(buf, size, "stopped the test before it finished, exiting with status %d (a call to exit() or "
-                 "_exit()? Under SANITIZE=1, a sanitizer report above says what went wrong)", code);
+                 "_exit()? Under SANITIZE=1, a sanitizer report in the test's output says what went wrong)", code);
     } else if (sscanf(msg, "Received signal %d", &sig) == 1 && sig == SIGXFSZ) {
         *kind = "output";
         snprintf(buf, size, "wrote more than %lld bytes of output and was stopped", output_limit);
+    } else if (sscanf(msg, "Received signal %d", &sig) == 1 && sig == SIGABRT) {
+        *kind = "crashed";
+        snprintf(buf, size, "crashed: %s. abort() was called: an assert() failed, or the C library found the heap "
+                 "corrupted (a write outside a malloc'd array, a pointer freed twice); the test's output says which",
+                 msg);
     } else if (sscanf(msg, "Received signal %d", &sig) == 1) {
         *kind = "crashed";
-        snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array; "
-                 "SANITIZE=1 points at the line", msg);
+        char limit[96] = "";
+        if (memory_limit)
+            snprintf(limit, sizeof limit, " (malloc returns NULL once a test has %lld MB)", memory_limit >> 20);
+        snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array, or "
+                 "through a NULL pointer%s; SANITIZE=1 points at the line", msg, limit);
     } else if (strstr(msg, "timeout")) {
         *kind = "timeout";
-        snprintf(buf, size, "did not finish within %d s (an endless loop?)", EXERCISE_TEST_SECONDS);
+        snprintf(buf, size, "did not finish within %u s (an endless loop?)", scaled_seconds(EXERCISE_TEST_SECONDS));
     } else {
         *kind = "wrong";
         snprintf(buf, size, "%s", msg);
     }
+}
+
+/* The exercises' tests, numbered in the order Check runs them (and reports their results). Each
+ * is registered as a one-iteration loop test whose loop index is its number, so that the test's
+ * process knows which proof to write. */
+static const TTest **numbered;
+
+static void run_numbered(int test) {
+    current_test = test;
+    numbered[test]->fn(0);
+}
+
+/* The key (from the system's random source, or failing that from the clock and addresses) and
+ * the file the tests write their proofs to. Returns false if there is no such file. */
+static bool open_proofs(void) {
+    int random_fd = open("/dev/urandom", O_RDONLY);
+    if (random_fd < 0 || read(random_fd, proof_key, sizeof proof_key) != (ssize_t)sizeof proof_key) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        proof_key[0] = mix64((uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 20) ^ (uint64_t)getpid());
+        proof_key[1] = mix64(proof_key[0] ^ (uint64_t)(uintptr_t)&now ^ (uint64_t)clock());
+    }
+    if (random_fd >= 0) close(random_fd);
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/course-proofs-XXXXXX", dir && *dir ? dir : "/tmp");
+    proof_fd = mkstemp(path);
+    if (proof_fd < 0) return false;
+    unlink(path); /* nothing outside the test program's processes can open it */
+    return true;
+}
+
+/* Which of the n tests wrote their proof. */
+static bool *read_proofs(int n) {
+    bool *proven = calloc((size_t)(n > 0 ? n : 1), sizeof *proven);
+    if (!proven || lseek(proof_fd, 0, SEEK_SET) != 0) return proven;
+    FILE *f = fdopen(dup(proof_fd), "r");
+    if (!f) return proven;
+    int test;
+    unsigned long long proof;
+    char line[128];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%d %llx", &test, &proof) == 2 && test >= 0 && test < n && proof == proof_of(test))
+            proven[test] = true;
+    fclose(f);
+    return proven;
 }
 
 int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
@@ -380,45 +520,86 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
             return EXIT_FAILURE;
         }
     }
+    if (!open_proofs()) {
+        fprintf(stderr, "%s: cannot make a temporary file in $TMPDIR or /tmp\n", argv[0]);
+        return EXIT_FAILURE;
+    }
     limit_output(o.max_output);
+    limit_memory(o.max_memory);
     uint64_t seed = choose_exercise_seed();
     Status *status = calloc((size_t)n, sizeof *status);
     const char **kind = calloc((size_t)n, sizeof *kind);
     int *failures = calloc((size_t)n, sizeof *failures);
     char (*message)[1024] = calloc((size_t)n, sizeof *message);
     char (*names)[128] = calloc((size_t)n, sizeof *names);
-    if (!status || !kind || !failures || !message || !names) return EXIT_FAILURE;
+    numbered = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *numbered);
+    TTest *wrapped = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *wrapped);
+    int *exercise_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *exercise_of);
+    if (!status || !kind || !failures || !message || !names || !numbered || !wrapped || !exercise_of)
+        return EXIT_FAILURE;
 
     Suite *suite = suite_create(o.label);
+    int n_tests = 0;
     for (int i = 0; i < n; i++) {
         snprintf(names[i], sizeof names[i], "%s %s", exercises[i].id, exercises[i].title);
-        if (is_todo(&exercises[i])) {
+        Probe p = probe(&exercises[i]);
+        if (p == PROBE_TODO) {
             status[i] = TODO;
+            continue;
+        }
+        if (p == PROBE_TIMEOUT) {
+            status[i] = FAILED;
+            failures[i] = 1;
+            kind[i] = "timeout";
+            snprintf(message[i], sizeof message[i], "did not finish within %u s on a small input (an endless loop?); "
+                     "its tests were not run", scaled_seconds(PROBE_SECONDS));
             continue;
         }
         TCase *tc = tcase_create(names[i]); /* Check prints this name beside each failure */
         tcase_set_timeout(tc, EXERCISE_TEST_SECONDS);
         add_fixture(tc);
-        for (int k = 0; k < MAX_TESTS_PER_EXERCISE && exercises[i].tests[k]; k++)
-            add_test(tc, exercises[i].tests[k]);
+        for (int k = 0; k < MAX_TESTS_PER_EXERCISE && exercises[i].tests[k]; k++) {
+            const TTest *test = exercises[i].tests[k];
+            numbered[n_tests] = test;
+            exercise_of[n_tests] = i;
+            wrapped[n_tests] = (TTest){test->name, run_numbered, test->file, test->line};
+            tcase_add_loop_exit_test(tc, &wrapped[n_tests], TEST_FINISHED, n_tests, n_tests + 1);
+            n_tests++;
+        }
         suite_add_tcase(suite, tc);
     }
     SRunner *sr = srunner_create(suite);
     srunner_set_fork_status(sr, CK_FORK);
     srunner_run_all(sr, CK_NORMAL);
 
+    /* Check runs the tests in the order they were added and reports them in that order, so
+     * result r is test number r. A test Check passed without its proof exited with
+     * TEST_FINISHED on its own. */
+    bool *proven = read_proofs(n_tests);
+    int unproven = 0;
     TestResult **results = srunner_results(sr);
-    for (int r = 0; r < srunner_ntests_run(sr); r++) {
-        if (tr_rtype(results[r]) == CK_PASS) continue;
-        for (int i = 0; i < n; i++) {
-            if (strcmp(tr_tcname(results[r]), names[i]) != 0) continue;
-            if (failures[i]++ == 0) { /* keep the first failure's message */
-                status[i] = FAILED;
-                explain(tr_msg(results[r]), message[i], sizeof message[i], &kind[i]);
-            }
+    for (int r = 0; r < srunner_ntests_run(sr) && r < n_tests; r++) {
+        int i = exercise_of[r];
+        char explained[1024];
+        const char *why;
+        if (tr_rtype(results[r]) == CK_PASS) {
+            if (proven && proven[r]) continue;
+            unproven++;
+            why = "exited";
+            snprintf(explained, sizeof explained, "stopped the test before it finished: its process exited with status "
+                     "%d without running the test's end (a call to exit() or _exit()?)", TEST_FINISHED);
+            fprintf(stderr, "%s: %s: %s\n", names[i], numbered[r]->name, explained);
+        } else {
+            explain(tr_msg(results[r]), explained, sizeof explained, &why);
+        }
+        if (failures[i]++ == 0) { /* keep the first failure's message */
+            status[i] = FAILED;
+            kind[i] = why;
+            snprintf(message[i], sizeof message[i], "%s", explained);
         }
     }
     free(results);
+    free(proven);
 
     int todo = 0, failed = 0;
     printf("\n%s (random cases: COURSE_SEED=%llu):\n", o.label, (unsigned long long)seed);
@@ -441,7 +622,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     FILE *f = open_results(o.results);
     if (f) {
         char summary[128];
-        summary_line(sr, summary, sizeof summary);
+        summary_line(sr, unproven, summary, sizeof summary);
         fprintf(f, "checks\t%s\n", summary);
         for (int i = 0; i < n; i++) {
             for (char *c = message[i]; *c; c++)
@@ -453,10 +634,15 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
         fclose(f);
     }
     srunner_free(sr);
+    close(proof_fd);
+    proof_fd = -1;
     free(status);
     free(kind);
     free(failures);
     free(message);
     free(names);
+    free(numbered);
+    free(wrapped);
+    free(exercise_of);
     return failed || (o.require_all && todo) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -30,8 +30,12 @@ typedef struct {
 } Exercise;
 
 /* Runs the exercises' tests. An exercise whose probe reaches EXERCISE_TODO() is TODO and its
- * tests are skipped; the others run in forked processes with a time limit, so a crash, an
- * endless loop or a call to exit() fails that exercise only. Options:
+ * tests are skipped; so are the tests of one whose probe does not finish within 3 s (an endless
+ * loop: it fails as a timeout). The others run in forked processes with a time limit and a
+ * memory limit, so a crash, an endless loop or a call to exit() fails that exercise only. A
+ * test passes only if its process proves that the test ran to its end (see harness.c); for
+ * that, each test runs as a one-iteration loop test numbered in Check's output (":3:"), and it
+ * is called with _i = 0, so an exercise's test must not be a loop test itself. Options:
  *   --label TEXT       names the exercise file in the report
  *   --results FILE     appends a line per exercise to FILE, tab-separated:
  *                      exercise ID POINTS STATUS KIND TITLE MESSAGE, where STATUS is done, TODO
@@ -39,6 +43,7 @@ typedef struct {
  *                      (exit() in the test), output (too much output) or memory (a sanitizer)
  *   --only ID          runs that exercise alone
  *   --max-output BYTES stops (and fails) a test that writes more than BYTES into a file
+ *   --max-memory BYTES the memory each test may take (default 1 GiB; 0: no limit)
  *   --require-all      a TODO counts as a failure (used for the reference solutions)
  *   --list             prints "ID<TAB>POINTS<TAB>TITLE" per exercise and runs nothing
  * Exit status: 0 unless an attempted exercise failed (or, with --require-all, one is TODO). */
@@ -51,7 +56,9 @@ extern Ctx *test_ctx;
 /* A test case with that fixture, added to the suite. */
 TCase *add_test_case(Suite *suite, const char *name);
 
-/* The exit status of a test process that ran its test to the end (see test_teardown). */
+/* The exit status of a test process that ran its test to the end (see test_teardown). An
+ * exercise's test must also write its proof of that (see harness.c), which _exit(TEST_FINISHED)
+ * does not. */
 #define TEST_FINISHED 90
 /* Adds a test to a case made by add_test_case. The test passes only if it runs to its end,
  * so a test cut short by a call to exit() or _exit() fails. Use it instead of tcase_add_test. */

@@ -221,8 +221,8 @@ START_TEST(test_2_4_random_shapes) {
         Tensor *target = random_tensor(test_ctx, &rng, shapes[k], 3, -2, 2);
         char what[700], s[SHAPE_STR_MAX], ps[300], ts[300];
         snprintf(what, sizeof what, "pred of shape %s, %s, and target %s (COURSE_SEED=%llu)",
-                 shape_format(pred->shape, pred->rank, s, sizeof s), format_floats(tensor_data(pred), 8, ps, sizeof ps),
-                 format_floats(tensor_data(target), 8, ts, sizeof ts), (unsigned long long)test_seed());
+                 shape_format(pred->shape, pred->rank, s, sizeof s), format_floats(tensor_data(pred), tensor_numel(pred), ps, sizeof ps),
+                 format_floats(tensor_data(target), tensor_numel(target), ts, sizeof ts), (unsigned long long)test_seed());
         check_mse(pred, target, what);
     }
 }

@@ -3,14 +3,25 @@
 # graded and its table, results.json and exit status are checked:
 #   correct   every lesson's solutions.c as the student's file: full marks, exit 0
 #   stubs     the untouched stubs (generated from exercises.h): all TODO, exit 1
-#   empty     no files at all: all TODO, exit 1
+#   empty     no files at all: all TODO, and the table says why
 #   mixed     tests/grading/fixtures/mixed: one exercise per kind of failure, and a lesson
 #             that does not compile
-#   tamper    a destructor (code that runs outside the tests): rejected
-#   library   an exercise answered with the library's own function: passes, with a note
-# plus one exercise at a time, grade-all's gradebook, SANITIZE=1 grading (an out-of-bounds
-# write that gives the right numbers) and the student handout. Prints "ok - ..." or
-# "FAIL - ..." per check; exit status 1 if any check failed.
+#   sneaky    tests/grading/fixtures/sneaky: what must not pass or leak: _exit with the
+#             harness's status, a file written to the working directory, 3 GB of memory, an
+#             assert, a double free, a message that is not valid JSON as it stands, a compiler
+#             warning about a variable named error, the student's own exercises.h, a definition
+#             of fprintf
+#   includes  (made here) exercises.c that includes solutions.c or another .c file, or is a
+#             link to solutions.c: rejected
+#   startup   tests/grading/fixtures/startup and tamper: code that runs outside the tests
+#             (.preinit_array, an ifunc, the .init section, a constructor under -O2, a
+#             destructor): rejected
+#   library   exercises answered with the library's own functions: they pass, with a note
+# plus one exercise at a time (and ids that are not exercises), a nested submission, the time
+# a looping stub costs and the time budget, grade-all's gradebook, SANITIZE=1 grading (out-of-
+# bounds writes that give the right numbers, past a malloc'd array and past a tensor in the
+# arena) and the student handout. Prints "ok - ..." or "FAIL - ..." per check; exit status 1
+# if any check failed.
 set -u
 build=${BUILD:-build}
 make=${MAKE:-make}
@@ -29,8 +40,19 @@ grade() { # NAME SUBMISSION [ARGS...]: grades, keeps the table in $fixtures/NAME
     shift 2
     BUILD=$build MAKE=$make sh tests/grade.sh --submission "$sub" --name "$name" "$@" >"$fixtures/$name.txt" 2>&1
 }
-has() { grep -q -e "$2" "$1"; }           # FILE PATTERN
-row() { grep -q -E "^  $2 .* $3" "$1"; }  # TABLE ID STATUS-REGEX
+has() { grep -a -q -e "$2" "$1"; }          # FILE PATTERN
+has_text() { grep -a -q -F -e "$2" "$1"; }  # FILE TEXT
+row() { grep -a -q -E "^  $2 .* $3" "$1"; } # TABLE ID STATUS-REGEX
+elapsed() { echo $(($(date +%s) - $1)); }
+if command -v python3 >/dev/null 2>&1; then
+    valid_json() { python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1"; }
+    json_has() { # RESULTS ID TEXT: the decoded output of exercise ID's test contains TEXT
+        python3 -c 'import json, sys; sys.exit(0 if any(t["name"].split()[0] == sys.argv[2] and sys.argv[3] in t["output"]
+            for t in json.load(open(sys.argv[1]))["tests"]) else 1)' "$1" "$2" "$3"
+    }
+else
+    echo "skip - results.json is not parsed as JSON (no python3)"
+fi
 
 # ---- fixtures built here: the solutions, the stubs, nothing --------------------------------
 for dir in lessons/[1-9]-*; do
@@ -59,7 +81,9 @@ check "stubs: every exercise is TODO" sh -c "! grep -E '^  [0-9]+\.[0-9]+ ' '$fi
 check "stubs: score 0" grep -q '"score": 0,' "$build/grade/grader-stubs/results.json"
 grade grader-empty "$fixtures/empty"
 check "empty: exit status 1" test $? -eq 1
-check "empty: TODO, and says the file is missing" has "$build/grade/grader-empty/results.json" "no lessons/1-broadcast/exercises.c"
+check "empty: TODO, and results.json says the file is missing" has "$build/grade/grader-empty/results.json" "no lessons/1-broadcast/exercises.c"
+check "empty: the table says why too: no lessons/ directory" \
+    has "$fixtures/grader-empty.txt" "no lessons/1-broadcast/exercises.c in the submission (it has no lessons/ directory)"
 
 # ---- each kind of failure --------------------------------------------------------------------
 grade grader-mixed tests/grading/fixtures/mixed
@@ -70,29 +94,97 @@ check "mixed: 1.2 wrong, with its first failure message" sh -c "grep -q -E '^  1
 check "mixed: 1.3 crashed, naming signal 11" row "$table" 1.3 "crashed: signal 11"
 check "mixed: 1.4 timed out" row "$table" 1.4 "timed out$"
 check "mixed: 1.5 exited early (exit(0) does not pass)" row "$table" 1.5 "exited early$"
+check "mixed: 1.5's message says where the test's output is" has "$table" "(the test's output: .*lesson1/1.5.log)"
 check "mixed: 2.1 crashed, naming signal 6 (abort)" row "$table" 2.1 "crashed: signal 6"
+check "mixed: abort() is explained as an assert or a corrupted heap" \
+    has "$table" "abort() was called: an assert() failed, or the C library found the heap corrupted"
 check "mixed: 2.2 too much output" row "$table" 2.2 "too much output$"
 check "mixed: 2.3 and 2.4 passed (without SANITIZE, the stray write goes unseen)" \
     sh -c "grep -q -E '^  2.3 .* passed$' '$table' && grep -q -E '^  2.4 .* passed$' '$table'"
 check "mixed: lesson 3 did not compile, with the compiler's first error" \
-    sh -c "grep -q -E '^  3.4 .* did not compile$' '$table' && grep -q 'exercises.c:[0-9]*:[0-9]*: error' '$table'"
-check "mixed: lessons 4-6 graded as usual (TODO: no file)" row "$table" 6.4 "TODO$"
+    sh -c "grep -q -E '^  3.4 .* did not compile$' '$table' && grep -q '^ *lessons/3-softmax/exercises.c:[0-9]*:[0-9]*: error' '$table'"
+check "mixed: lessons 4-6 graded as usual (TODO: no file) ..." row "$table" 6.4 "TODO$"
+check "mixed: ... and the table says the file is missing" has "$table" "no lessons/6-bmm/exercises.c in the submission"
 check "mixed: the total counts 2.3 and 2.4 only" has "$table" "^  total  *6 / "
 results=$build/grade/grader-mixed/results.json
 check "mixed: results.json score 6" grep -q '"score": 6,' "$results"
 check "mixed: results.json marks 1.3 failed, with the signal in its output" \
     grep -q '"name": "1.3 [^"]*", "score": 0, "max_score": 3, "status": "failed", "output": "crashed: signal 11' "$results"
+check "mixed: results.json names no file of the instructor's (logs, the staging directory)" \
+    sh -c "! grep -q -e 'grade/grader-mixed' -e '\.log' '$results'"
 if command -v python3 >/dev/null 2>&1; then
-    check "mixed and correct: results.json is valid JSON" python3 -c "import json, sys; [json.load(open(f)) for f in sys.argv[1:]]" \
-        "$results" "$build/grade/grader-correct/results.json"
+    check "mixed and correct: results.json is valid JSON" valid_json "$results"
+    check "mixed and correct: results.json is valid JSON (correct)" valid_json "$build/grade/grader-correct/results.json"
 fi
+
+# ---- what a submission must not get away with --------------------------------------------------
+rm -f grader-was-here.txt
+grade grader-sneaky tests/grading/fixtures/sneaky
+check "sneaky: exit status 1" test $? -eq 1
+table=$fixtures/grader-sneaky.txt
+check "sneaky: 1.2 _exit(90), the harness's own status, exited early" row "$table" 1.2 "exited early$"
+check "sneaky: 1.3 passed, and the file it wrote is in the scratch directory ..." \
+    sh -c "grep -q -E '^  1.3 .* passed$' '$table' && test -f '$build/grade/grader-sneaky/scratch/grader-was-here.txt'"
+check "sneaky: ... not in the course checkout" test ! -e grader-was-here.txt
+check "sneaky: 1.4 took 3 GB: malloc gave NULL (the memory limit), so it crashed" row "$table" 1.4 "crashed: signal 11"
+check "sneaky: 1.5 crashed on an assert, and the table says so" \
+    sh -c "grep -q -E '^  1.5 .* crashed: signal 6' '$table' && grep -q 'Here an assert failed: lessons/1-broadcast/exercises.c:[0-9]*: .*ex1_5' '$table'"
+check "sneaky: 5.2 frees twice: crashed, and the table quotes the C library" \
+    sh -c "grep -q -E '^  5.2 .* crashed: signal 6' '$table' && grep -q 'Here the C library found the heap corrupted: free(): double free' '$table'"
+results=$build/grade/grader-sneaky/results.json
+check "sneaky: 2.1 wrong, its message holding a backslash and a Latin-1 byte" row "$table" 2.1 "wrong$"
+check "sneaky: the backslash is escaped in results.json" has_text "$results" 'a back\\slash, a \"quote\" and caf?'
+if command -v python3 >/dev/null 2>&1; then
+    check "sneaky: results.json is valid JSON (python3's json.load)" valid_json "$results"
+    check "sneaky: 2.1's output decodes to the message, the invalid byte as ?" \
+        json_has "$results" 2.1 'a back\slash, a "quote" and caf?'
+fi
+check "sneaky: 2.4 passes without SANITIZE (the write past the tensor's data is unseen)" row "$table" 2.4 "passed$"
+check "sneaky: lesson 3's first error is the error, not the warning about a variable named error" \
+    sh -c "grep -q -E '^  3.1 .* did not compile$' '$table' && grep -q 'error: .*not_declared_anywhere' '$table' && ! grep -q 'unused variable' '$table'"
+check "sneaky: lesson 4 is compiled with the course's exercises.h, not the student's" \
+    sh -c "grep -q -E '^  4.1 .* did not compile$' '$table' && grep -q 'no member named .shortcut.' '$table'"
+check "sneaky: lesson 6 defines fprintf, yet 6.1 is still wrong and 6.2 TODO" \
+    sh -c "grep -q -E '^  6.1 .* wrong$' '$table' && grep -q -E '^  6.2 .* TODO$' '$table'"
+
+# ---- includes: the course's headers and the system's, nothing else ------------------------------
+course=$(pwd -P)
+mkdir -p "$fixtures/includes/lessons/1-broadcast" "$fixtures/includes/lessons/2-reduce" "$fixtures/includes/lessons/3-softmax"
+{   # by absolute path, after a line marker that makes the compiler call what follows a system header
+    echo '# 1 "system-header.h" 3'
+    echo "#include \"$course/lessons/1-broadcast/solutions.c\""
+} >"$fixtures/includes/lessons/1-broadcast/exercises.c"
+echo '#include "solutions.c"' >"$fixtures/includes/lessons/2-reduce/exercises.c"
+echo "#include \"$course/common/tensor.c\"" >"$fixtures/includes/lessons/3-softmax/exercises.c"
+mkdir -p "$fixtures/includes/lessons/4-permute"
+ln -s "$course/lessons/4-permute/solutions.c" "$fixtures/includes/lessons/4-permute/exercises.c"
+grade grader-includes "$fixtures/includes"
+table=$fixtures/grader-includes.txt
+check "includes: solutions.c by absolute path is rejected, naming it" \
+    sh -c "grep -q -E '^  1.2 .* rejected$' '$table' && grep -q 'includes lessons/1-broadcast/solutions.c, which is not one of the course' '$table'"
+check "includes: \"solutions.c\" is on no include path (did not compile, naming it)" \
+    sh -c "grep -q -E '^  2.1 .* did not compile$' '$table' && grep -q 'fatal error: .*solutions.c' '$table'"
+check "includes: another .c file of the course is rejected, naming it" \
+    sh -c "grep -q -E '^  3.1 .* rejected$' '$table' && grep -q 'includes common/tensor.c' '$table'"
+check "includes: an exercises.c that is a link to solutions.c is rejected" \
+    sh -c "grep -q -E '^  4.1 .* rejected$' '$table' && grep -q 'is a link to a file outside the submission' '$table'"
 
 # ---- code that runs outside the tests; the library's own answer --------------------------------
 grade grader-tamper tests/grading/fixtures/tamper --exercise 1.2
 check "tamper: a destructor gets the lesson rejected" row "$fixtures/grader-tamper.txt" 1.2 "rejected$"
-grade grader-library tests/grading/fixtures/library --exercise 1.2
+grade grader-startup tests/grading/fixtures/startup
+table=$fixtures/grader-startup.txt
+check "startup: a .preinit_array entry is rejected" \
+    sh -c "grep -q -E '^  1.1 .* rejected$' '$table' && grep -q 'defines a .preinit_array entry' '$table'"
+check "startup: an ifunc is rejected" sh -c "grep -q -E '^  2.1 .* rejected$' '$table' && grep -q 'an ifunc resolver' '$table'"
+check "startup: code in .init is rejected" sh -c "grep -q -E '^  3.1 .* rejected$' '$table' && grep -q 'the .init section' '$table'"
+check "startup: a constructor only under -O2 is rejected" row "$table" 4.1 "rejected$"
+grade grader-library tests/grading/fixtures/library
 check "library: calling broadcast_shapes passes 1.2 ..." row "$fixtures/grader-library.txt" 1.2 "passed$"
-check "library: ... and the report notes the call" has "$fixtures/grader-library.txt" "calls the lesson's own library: broadcast_shapes"
+check "library: ... and the report notes the call, naming the exercise" \
+    has "$fixtures/grader-library.txt" "note: 1.2 (ex1_2_broadcast_shapes) calls the course's library: broadcast_shapes"
+check "library: 4.4 through common/'s strided iterator, in a helper, is noted" \
+    has "$fixtures/grader-library.txt" "note: 4.4 (ex4_4_contiguous_copy) calls the course's library: .*nditer_init"
 
 # ---- one exercise at a time ------------------------------------------------------------------
 grade grader-one-ok "$fixtures/correct" --exercise 3.2
@@ -102,47 +194,108 @@ grade grader-one-wrong tests/grading/fixtures/mixed --exercise 1.2
 check "one exercise: 1.2 wrong, exit 1" test $? -eq 1
 grade grader-one-none "$fixtures/correct" --exercise 9.9
 check "one exercise: an unknown id is a usage error (exit 2)" test $? -eq 2
+check "one exercise: ... which lists the exercises" has "$fixtures/grader-one-none.txt" "no exercise '9.9' in this course; its exercises are: 1.1 1.2"
+grade grader-one-2.10 "$fixtures/correct" --exercise 2.10
+check "one exercise: 2.10 is not 2.1 (exit 2)" test $? -eq 2
+grade grader-one-space "$fixtures/correct" --exercise "1.1 "
+check "one exercise: \"1.1 \" is not 1.1 (exit 2)" test $? -eq 2
+
+# ---- where the lessons are -------------------------------------------------------------------
+mkdir -p "$fixtures/nested/course"
+cp -R "$fixtures/correct/lessons" "$fixtures/nested/course/"
+grade grader-nested "$fixtures/nested" --exercise 1.2
+check "nested: DIR/course/lessons is found and graded (exit 0)" test $? -eq 0
+check "nested: the report says where the lessons were found" has "$fixtures/grader-nested.txt" "lessons/ is at .*nested/course/lessons"
+mkdir -p "$fixtures/nested/other"
+cp -R "$fixtures/correct/lessons" "$fixtures/nested/other/"
+grade grader-nested-two "$fixtures/nested" --exercise 1.2
+check "nested: two lessons/ below DIR is a usage error, naming both" \
+    sh -c "grep -q 'course/lessons' '$fixtures/grader-nested-two.txt' && grep -q 'other/lessons' '$fixtures/grader-nested-two.txt'"
+
+# ---- time -----------------------------------------------------------------------------------
+began=$(date +%s)
+grade grader-loop tests/grading/fixtures/mixed --exercise 1.4
+took=$(elapsed "$began")
+check "time: a stub that loops forever costs one probe (3 s), not a time limit per test (took ${took} s)" test "$took" -le 9
+GRADE_TIME_BUDGET=2 BUILD=$build MAKE=$make sh tests/grade.sh --submission tests/grading/fixtures/mixed --name grader-budget \
+    >"$fixtures/grader-budget.txt" 2>&1
+check "time: past GRADE_TIME_BUDGET, the remaining exercises are not run" \
+    sh -c "grep -q -E '^  1.5 .* not run$' '$fixtures/grader-budget.txt' && grep -q -E '^  2.4 .* not run$' '$fixtures/grader-budget.txt'"
 
 # ---- many submissions ------------------------------------------------------------------------
 many=$fixtures/many
 mkdir -p "$many"
 cp -R "$fixtures/correct" "$many/alice"
 cp -R tests/grading/fixtures/mixed "$many/bob"
-mkdir -p "$many/carol"
+mkdir -p "$many/carol" "$many/lee, ann" "$many/.hidden"
 BUILD=$build MAKE=$make sh tests/grade-all.sh --submissions "$many" --out "$fixtures/gradebook" >"$fixtures/grade-all.txt" 2>&1
 check "grade-all: exit status 0" test $? -eq 0
 book=$fixtures/gradebook/gradebook.csv
 check "grade-all: a header with every exercise and the total" has "$book" "^student,1.1,1.2,.*,6.4,total$"
 check "grade-all: alice full marks, bob 6, carol 0" \
     sh -c "grep -q '^alice,.*,$total\$' '$book' && grep -q '^bob,.*,6\$' '$book' && grep -q '^carol,.*,0\$' '$book'"
+check "grade-all: a name with a comma is quoted (RFC 4180)" has "$book" '^"lee, ann",0,.*,0$'
+check "grade-all: every row has as many fields as the header" \
+    sh -c "[ \$(sed 's/\"[^\"]*\"/x/g' '$book' | awk -F, '{ print NF }' | sort -u | wc -l) -eq 1 ]"
 check "grade-all: each student's results.json" test -s "$fixtures/gradebook/bob/results.json"
+check "grade-all: a hidden directory is skipped, and the output says so" has "$fixtures/grade-all.txt" "skipped .hidden"
+later=$fixtures/later
+mkdir -p "$later/dave"
+BUILD=$build MAKE=$make sh tests/grade-all.sh --submissions "$later" --out "$fixtures/gradebook" >"$fixtures/grade-all-later.txt" 2>&1
+check "grade-all: a later run into the same directory lists only its own students" \
+    sh -c "grep -q '^dave,' '$book' && ! grep -q -e '^alice,' -e '^bob,' '$book' && [ \$(wc -l <'$book') -eq 2 ]"
 
-# ---- SANITIZE=1: an out-of-bounds write that gives the right numbers -----------------------
+# ---- SANITIZE=1: out-of-bounds writes that give the right numbers ------------------------------
 if [ "${GRADER_SKIP_SANITIZE:-0}" = 1 ]; then
     echo "skip - SANITIZE=1 grading (GRADER_SKIP_SANITIZE=1)"
 else
     BUILD=$build-sanitize MAKE=$make SANITIZE=1 sh tests/grade.sh --submission tests/grading/fixtures/mixed \
         --name grader-sanitize --exercise 2.3 >"$fixtures/grader-sanitize.txt" 2>&1
     check "SANITIZE=1: exit 1" test $? -eq 1
-    check "SANITIZE=1: 2.3 is a memory error" row "$fixtures/grader-sanitize.txt" 2.3 "memory error$"
+    check "SANITIZE=1: 2.3 (past a malloc'd array) is a memory error" row "$fixtures/grader-sanitize.txt" 2.3 "memory error$"
+    BUILD=$build-sanitize MAKE=$make SANITIZE=1 sh tests/grade.sh --submission tests/grading/fixtures/sneaky \
+        --name grader-sanitize-arena --exercise 2.4 >"$fixtures/grader-sanitize-arena.txt" 2>&1
+    check "SANITIZE=1: 2.4 (past a tensor's data, in the arena) is a memory error" \
+        row "$fixtures/grader-sanitize-arena.txt" 2.4 "memory error$"
 fi
 
 # ---- the handout -----------------------------------------------------------------------------
-if git rev-parse --git-dir >/dev/null 2>&1; then
-    sh tests/handout.sh "$fixtures/handout" >/dev/null 2>&1
-    check "handout: the archive exists" test -s "$fixtures/handout/course-handout.tar.gz"
+# Made from a commit of this working tree, in a repository of its own: the handout packs
+# commits only, and the one under test is the one here, committed or not.
+if command -v git >/dev/null 2>&1; then
+    repo=$fixtures/handout-repo
+    mkdir -p "$repo"
+    { git ls-files -c -o --exclude-standard 2>/dev/null || find . -type f ! -path './.git/*' ! -path './build*'; } |
+        while IFS= read -r file; do [ -f "$file" ] && echo "$file"; done | tar -cf - -T - | tar -xf - -C "$repo"
+    (cd "$repo" && git init -q && git add -A &&
+        git -c user.name=grader -c user.email=grader@example.invalid commit -q -m "the handout's test") >/dev/null 2>&1
+    commit=$(cd "$repo" && git rev-parse --short HEAD)
+    (cd "$repo" && sh tests/handout.sh build/handout) >"$fixtures/handout.txt" 2>&1
+    check "handout: the archive exists" test -s "$repo/build/handout/course-handout.tar.gz"
+    check "handout: it says which commit it packed" has "$fixtures/handout.txt" "commit $commit"
+    check "handout: no warning when the working tree is clean" sh -c "! grep -q warning '$fixtures/handout.txt'"
     unpacked=$fixtures/unpacked
     mkdir -p "$unpacked"
-    tar -xzf "$fixtures/handout/course-handout.tar.gz" -C "$unpacked"
+    tar -xzf "$repo/build/handout/course-handout.tar.gz" -C "$unpacked"
     check "handout: no solutions.c in it" sh -c "! find '$unpacked' -name solutions.c | grep -q ."
     check "handout: no grader fixtures in it" test ! -d "$unpacked/course/tests/grading"
+    echo "uncommitted-0x7f3a" >"$repo/lessons/1-broadcast/uncommitted.txt"
+    echo "/* uncommitted-0x7f3a */" >>"$repo/lessons/1-broadcast/exercises.c"
+    (cd "$repo" && sh tests/handout.sh build/handout-dirty) >"$fixtures/handout-dirty.txt" 2>&1
+    check "handout: uncommitted changes get a warning ..." has "$fixtures/handout-dirty.txt" "warning: the working tree has changes"
+    check "handout: ... and stay out of it" sh -c "! tar -xzOf '$repo/build/handout-dirty/course-handout.tar.gz' | grep -q uncommitted-0x7f3a"
     # as a student would run it: none of this make's variables (BUILD, CC, ...) passed down
     (cd "$unpacked/course" && env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE make test) \
         >"$fixtures/handout-test.txt" 2>&1
     check "handout: make test passes in the unpacked handout" test $? -eq 0
     check "handout: make test says the reference checks are skipped" has "$fixtures/handout-test.txt" "not in this handout (skipped)"
+    # grading needs no solutions: an autograder can be made from the handout
+    correct=$(cd "$fixtures/correct" && pwd)
+    (cd "$unpacked/course" && env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE \
+        make grade SUBMISSION="$correct" EXERCISE=1.2) >"$fixtures/handout-grade.txt" 2>&1
+    check "handout: make grade works in it (no solutions needed)" test $? -eq 0
 else
-    echo "skip - the handout (not a git checkout)"
+    echo "skip - the handout (no git)"
 fi
 
 exit $failed
