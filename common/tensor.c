@@ -157,14 +157,17 @@ bool tensor_null_input(const char *op, const char *which) {
 /* ==== shapes ============================================================================ */
 
 int64_t shape_numel(const int64_t *shape, int rank) {
+    /* The product of the non-zero dims must fit too, whatever the order of the dims: (0,2^40,2^40)
+     * is refused like (2^40,2^40,0), since its row-major strides would overflow. */
     int64_t n = 1;
+    bool empty = false;
     for (int d = 0; d < rank; d++) {
         if (shape[d] < 0) return -1;
-        if (shape[d] == 0) n = 0; /* keep scanning: a later dim may still be negative */
+        if (shape[d] == 0) empty = true;
         else if (n > INT64_MAX / shape[d]) return -1;
         else n *= shape[d];
     }
-    return n;
+    return empty ? 0 : n;
 }
 
 char *shape_format(const int64_t *shape, int rank, char *buf, size_t size) {
@@ -256,10 +259,17 @@ static Tensor *zeros_for(const char *op, Ctx *ctx, const int64_t *shape, int ran
     }
     int64_t n = checked_numel(op, shape, rank);
     if (n < 0) return NULL;
+    /* the floats first: if they do not fit, nothing half-made is left in ctx */
+    float *data = ctx_alloc(ctx, (size_t)n * sizeof(float));
+    if (!data) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("%s: cannot allocate %lld bytes for shape %s", op, (long long)n * (long long)sizeof(float),
+                         shape_format(shape, rank, s, sizeof s));
+        return NULL;
+    }
     Tensor *t = header_new(ctx);
     Storage *st = ctx_alloc(ctx, sizeof(Storage));
-    float *data = ctx_alloc(ctx, (size_t)n * sizeof(float));
-    if (!t || !st || !data) return NULL;
+    if (!t || !st) return NULL;
     st->data = data;
     st->size = n;
     st->id = ++ctx->n_storages;
@@ -275,34 +285,49 @@ Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank) {
 }
 
 Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n) {
-    Tensor *t = zeros_for("tensor_from", ctx, shape, rank);
-    if (!t) return NULL;
-    if (n != t->storage->size) {
+    if (!ctx) {
+        tensor_set_error("tensor_from: ctx is NULL");
+        return NULL;
+    }
+    int64_t size = checked_numel("tensor_from", shape, rank); /* checked before allocating anything */
+    if (size < 0) return NULL;
+    if (n != size) {
         char s[SHAPE_STR_MAX];
         tensor_set_error("tensor_from: %lld values given for shape %s, which holds %lld", (long long)n,
-                         shape_format(shape, rank, s, sizeof s), (long long)t->storage->size);
+                         shape_format(shape, rank, s, sizeof s), (long long)size);
         return NULL;
     }
     if (n > 0 && !values) {
         tensor_set_error("tensor_from: values is NULL");
         return NULL;
     }
-    if (n > 0) memcpy(t->storage->data, values, (size_t)n * sizeof(float));
+    Tensor *t = zeros_for("tensor_from", ctx, shape, rank);
+    if (t && n > 0) memcpy(t->storage->data, values, (size_t)n * sizeof(float));
     return t;
 }
 
-Tensor *tensor_scalar(Ctx *ctx, float value) { return tensor_from(ctx, NULL, 0, &value, 1); }
+Tensor *tensor_scalar(Ctx *ctx, float value) {
+    Tensor *t = zeros_for("tensor_scalar", ctx, NULL, 0);
+    if (t) t->storage->data[0] = value;
+    return t;
+}
 
 Tensor *tensor_requires_grad(Tensor *t) {
-    if (t) t->requires_grad = true;
+    if (!t) return tensor_null_input("requires_grad", "t"), NULL;
+    t->requires_grad = true;
     return t;
 }
 
 Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
                           int64_t offset) {
     if (!x) return tensor_null_input("as_strided", "x"), NULL;
-    int64_t n = checked_numel("as_strided", shape, rank);
-    if (n < 0) return NULL;
+    if (!shape_is_valid("as_strided", shape, rank)) return NULL;
+    int64_t n = shape_numel(shape, rank); /* a view allocates nothing: only int64 limits its count */
+    if (n < 0) {
+        char s[SHAPE_STR_MAX];
+        tensor_set_error("as_strided: shape %s has too many elements", shape_format(shape, rank, s, sizeof s));
+        return NULL;
+    }
     if (rank > 0 && !strides) {
         tensor_set_error("as_strided: strides is NULL for rank %d", rank);
         return NULL;
@@ -310,10 +335,10 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
     /* The lowest and highest offsets the view can reach must lie inside the storage. Each step
      * is checked before it is taken, so that huge strides cannot overflow the arithmetic. */
     int64_t size = x->storage->size, lo = offset, hi = offset;
-    bool inside = n == 0 || (offset >= 0 && offset < size);
+    bool inside = offset >= 0 && (offset < size || n == 0);
     for (int d = 0; d < rank && n > 0 && inside; d++) {
         if (shape[d] == 1 || strides[d] == 0) continue;
-        int64_t step = strides[d] > 0 ? strides[d] : -strides[d];
+        int64_t step = strides[d] > 0 ? strides[d] : strides[d] == INT64_MIN ? INT64_MAX : -strides[d]; /* |stride| */
         if (step >= size || shape[d] - 1 > (size - 1) / step) { /* reach >= size: cannot fit */
             inside = false;
             break;
@@ -331,6 +356,9 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
                          (long long)offset, x->storage->id, (long long)size);
         return NULL;
     }
+    /* An empty view reaches nothing, so any offset >= 0 will do (as in PyTorch); one past the end
+     * of the storage is kept at its end, so that tensor_data never points outside it. */
+    if (n == 0 && offset > size) offset = size;
     Tensor *v = header_new(x->ctx);
     if (!v) return NULL;
     v->storage = x->storage;
@@ -363,12 +391,16 @@ float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : 
 
 float tensor_get(const Tensor *t, const int64_t *index) {
     if (!t) return tensor_null_input("get", "t"), NAN;
+    char s[SHAPE_STR_MAX];
+    if (t->rank > 0 && !index) {
+        tensor_set_error("get: index is NULL for shape %s", shape_format(t->shape, t->rank, s, sizeof s));
+        return NAN;
+    }
     int64_t off = 0;
     for (int d = 0; d < t->rank; d++) {
-        if (!index || index[d] < 0 || index[d] >= t->shape[d]) {
-            char s[SHAPE_STR_MAX];
-            tensor_set_error("get: index %lld is out of range for dim %d of shape %s", index ? (long long)index[d] : -1LL,
-                             d, shape_format(t->shape, t->rank, s, sizeof s));
+        if (index[d] < 0 || index[d] >= t->shape[d]) {
+            tensor_set_error("get: index %lld is out of range for dim %d of shape %s", (long long)index[d], d,
+                             shape_format(t->shape, t->rank, s, sizeof s));
             return NAN;
         }
         off += index[d] * t->strides[d];
@@ -390,7 +422,11 @@ float tensor_item(const Tensor *t) {
 int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity) {
     if (!t) return tensor_null_input("to_array", "t"), -1;
     int64_t n = tensor_numel(t);
-    if (capacity < n || (n > 0 && !out)) {
+    if (n > 0 && !out) {
+        tensor_set_error("to_array: out is NULL");
+        return -1;
+    }
+    if (capacity < n) {
         char s[SHAPE_STR_MAX];
         tensor_set_error("to_array: room for %lld floats, but shape %s holds %lld", (long long)capacity,
                          shape_format(t->shape, t->rank, s, sizeof s), (long long)n);
@@ -407,7 +443,22 @@ int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity) {
 
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides) {
-    memset(it, 0, sizeof *it);
+    memset(it, 0, sizeof *it); /* remaining 0: an iterator that fails to start visits nothing */
+    if (rank < 0 || rank > TENSOR_MAX_RANK) {
+        tensor_set_error("nditer_init: rank %d is outside 0..%d (TENSOR_MAX_RANK)", rank, TENSOR_MAX_RANK);
+        return;
+    }
+    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS) {
+        tensor_set_error("nditer_init: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", n_operands,
+                         NDITER_MAX_OPERANDS);
+        return;
+    }
+    for (int k = -1; k < n_operands && rank > 0; k++) {
+        if (k < 0 ? !shape || (n_operands > 0 && !strides) : !strides[k]) {
+            tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
+            return;
+        }
+    }
     it->rank = rank;
     it->n_operands = n_operands;
     it->remaining = shape_numel(shape, rank);
@@ -435,6 +486,12 @@ bool nditer_next(NdIter *it) {
 }
 
 void nditer_init_rows(NdIter *it, const Tensor *x) {
+    if (!x || x->rank == 0) {
+        memset(it, 0, sizeof *it); /* nothing to visit */
+        if (!x) tensor_null_input("nditer_init_rows", "x");
+        else tensor_set_error("nditer_init_rows: a rank-0 tensor (a scalar) has no rows");
+        return;
+    }
     nditer_init(it, x->rank - 1, x->shape, 1, (const int64_t *[]){x->strides});
 }
 
@@ -465,7 +522,22 @@ Tensor *tensor_contiguous(Tensor *x) {
 /* ==== autodiff ========================================================================== */
 
 Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs) {
-    if (!out) return NULL;
+    if (!out) return tensor_null_input("record", "out"), NULL;
+    /* checked before out is touched, so a failed record leaves out as it was */
+    if (!op || n < 0 || n > TENSOR_MAX_INPUTS || (n > 0 && !inputs)) {
+        tensor_set_error("record: op %s with %d inputs%s: give a name and 0..%d (TENSOR_MAX_INPUTS) inputs",
+                         op ? op : "NULL", n, n > 0 && !inputs ? " (NULL)" : "", TENSOR_MAX_INPUTS);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        char which[16];
+        snprintf(which, sizeof which, "%d", i);
+        if (!inputs[i]) return tensor_null_input(op, which), NULL;
+        if (inputs[i]->ctx != out->ctx) {
+            tensor_set_error("%s: input %d belongs to a different context than the output", op, i);
+            return NULL;
+        }
+    }
     out->op = op;
     out->backward = backward;
     out->n_inputs = n;
@@ -566,22 +638,33 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         tensor_set_error("backward: out of memory");
         return -1;
     }
-    /* Every gradient exists before any backward runs, so backward functions never allocate.
-     * Intermediate gradients restart from zero; leaf gradients keep accumulating. */
+    /* Every gradient exists before any backward runs, so backward functions never allocate. */
     for (int i = 0; i < n; i++) {
         if (!tensor_grad_data(order[i])) {
             free(order);
             return -1;
         }
-        if (order[i]->backward) tensor_zero_grad(order[i]);
     }
-    float *seed = tensor_data(out->grad);
+    /* upstream is copied before any gradient is reset: it may be one of them (tensor_grad(out)) */
+    int64_t n_seed = tensor_numel(out);
+    float *seed = upstream ? malloc((size_t)(n_seed > 0 ? n_seed : 1) * sizeof *seed) : NULL;
+    if (upstream && !seed) {
+        free(order);
+        tensor_set_error("backward: out of memory");
+        return -1;
+    }
+    if (upstream) tensor_to_array(upstream, seed, n_seed);
+    /* Intermediate gradients restart from zero; leaf gradients keep accumulating. */
+    for (int i = 0; i < n; i++)
+        if (order[i]->backward) tensor_zero_grad(order[i]);
+    float *g = tensor_data(out->grad); /* contiguous: the same row-major order as seed */
     if (upstream)
-        strided_accumulate(out->rank, out->shape, seed, out->grad->strides, tensor_data(upstream), upstream->strides);
+        for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
     else
-        seed[0] += 1.0f; /* d loss / d loss */
+        g[0] += 1.0f; /* d loss / d loss */
     for (int i = n - 1; i >= 0; i--)
         if (order[i]->backward) order[i]->backward(order[i]);
+    free(seed);
     free(order);
     return 0;
 }
@@ -631,6 +714,7 @@ static void print_level(Printer *p, int d, int64_t offset) {
 }
 
 void tensor_fprint(FILE *f, const char *name, const Tensor *t, const char *fmt) {
+    if (!f) return;
     int indent = name ? fprintf(f, "%s = ", name) : 0;
     if (!t) {
         fprintf(f, "NULL (%s)\n", tensor_error() ? tensor_error() : "no error recorded");
@@ -670,6 +754,7 @@ void tensor_fprint(FILE *f, const char *name, const Tensor *t, const char *fmt) 
 void tensor_print(const char *name, const Tensor *t) { tensor_fprint(stdout, name, t, NULL); }
 
 void tensor_fdescribe(FILE *f, const char *name, const Tensor *t) {
+    if (!f) return;
     if (name) fprintf(f, "%s: ", name);
     if (!t) {
         fprintf(f, "NULL\n");

@@ -98,7 +98,8 @@ bool tensor_null_input(const char *op, const char *which);
 /* True for a rank in 0..TENSOR_MAX_RANK, a non-NULL array when the rank is not 0, and no
  * negative dim; otherwise false, with "<op>: ..." recorded as the error. */
 bool shape_is_valid(const char *op, const int64_t *shape, int rank);
-/* Number of elements of a shape, or -1 if a dim is negative or the count would overflow. */
+/* Number of elements of a shape, or -1 if a dim is negative or the count would overflow. The
+ * non-zero dims count even beside a 0: (0,2^40,2^40) overflows, as its strides would. */
 int64_t shape_numel(const int64_t *shape, int rank);
 /* Writes numpy's spelling of a shape into buf: "(2,3)", "(3,)", "()". Returns buf. */
 char *shape_format(const int64_t *shape, int rank, char *buf, size_t size);
@@ -127,12 +128,14 @@ Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank);
 /* A contiguous tensor holding n values in row-major order; n must equal the element count. */
 Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n);
 Tensor *tensor_scalar(Ctx *ctx, float value);
-/* Marks a tensor as a parameter whose gradient backward should compute. Returns t. */
+/* Marks a tensor as a parameter whose gradient backward should compute. Returns t (NULL for
+ * NULL, keeping the message already recorded, as ops do). */
 Tensor *tensor_requires_grad(Tensor *t);
 
 /* A view: a new header over x's storage. Every element the view can address must lie inside
- * the storage, else NULL with an error. The view has no backward of its own: ops that make
- * views (expand, permute) record one. */
+ * the storage, else NULL with an error. An empty view addresses nothing: any offset >= 0 is
+ * accepted, and one past the end of the storage is kept at its end. The view has no backward
+ * of its own: ops that make views (expand, permute) record one. */
 Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
                           int64_t offset);
 
@@ -146,7 +149,7 @@ float tensor_get(const Tensor *t, const int64_t *index);
 /* The value of a one-element tensor; NaN with an error otherwise. */
 float tensor_item(const Tensor *t);
 /* Copies the elements in row-major order of t's shape (works on any view). Returns the
- * number copied, or -1 with an error if t is NULL or out has room for fewer than numel. */
+ * number copied, or -1 with an error if t or out is NULL or out has room for fewer than numel. */
 int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity);
 
 /* ---- strided loops ------------------------------------------------------------------ */
@@ -171,13 +174,15 @@ typedef struct {
     int64_t offset[NDITER_MAX_OPERANDS];
 } NdIter;
 
+/* A rank outside 0..TENSOR_MAX_RANK, operands outside 0..NDITER_MAX_OPERANDS or a NULL array
+ * records an error and makes an iterator that visits nothing. */
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides);
 bool nditer_next(NdIter *it);
 
 /* Visits the rows of x, its 1-D slices along the last dim: it->offset[0] is the offset (from
  * tensor_data(x)) of each row's first element, and x->strides[x->rank - 1] steps along a row.
- * For rank 1 there is one row; x must not be rank 0. */
+ * For rank 1 there is one row; a NULL or rank-0 x has none (an error is recorded). */
 void nditer_init_rows(NdIter *it, const Tensor *x);
 
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
@@ -196,7 +201,8 @@ Tensor *tensor_contiguous(Tensor *x);
 /* ---- autodiff ----------------------------------------------------------------------- */
 
 /* Records that `out` was made by `op` from inputs[0..n) and that `backward` undoes it.
- * out requires grad if any input does. Returns out. */
+ * out requires grad if any input does. Returns out, or NULL with an error (and out untouched)
+ * for a NULL op, n outside 0..TENSOR_MAX_INPUTS, a NULL input or one from another context. */
 Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs);
 
 /* Reverse-mode autodiff from a one-element loss: seeds d loss/d loss = 1, then calls each op's

@@ -79,14 +79,24 @@ int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, in
      * contiguous strides, made 0 on broadcast dims, give for each target index. */
     int64_t src_contiguous[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
     if (!shape_is_valid("broadcast_map", target, target_rank) || !shape_is_valid("broadcast_map", src, src_rank)) return -1;
-    if (!map && shape_numel(target, target_rank) != 0) {
+    char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    int64_t total = shape_numel(target, target_rank), index[TENSOR_MAX_RANK];
+    if (total < 0 || shape_numel(src, src_rank) < 0) {
+        tensor_set_error("broadcast_map: shape %s has too many elements",
+                         total < 0 ? shape_format(target, target_rank, st, sizeof st) : shape_format(src, src_rank, ss, sizeof ss));
+        return -1;
+    }
+    if (!map && total != 0) {
         tensor_set_error("broadcast_map: map is NULL");
         return -1;
     }
     contiguous_strides(src, src_rank, src_contiguous);
-    if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0) return -1;
+    if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0) {
+        tensor_set_error("broadcast_map: shape %s cannot be broadcast to %s", shape_format(src, src_rank, ss, sizeof ss),
+                         shape_format(target, target_rank, st, sizeof st));
+        return -1;
+    }
 
-    int64_t total = shape_numel(target, target_rank), index[TENSOR_MAX_RANK];
     for (int64_t t = 0; t < total; t++) {
         unravel_index(t, target, target_rank, index); /* step 1: flat t -> (i, j, ...) */
         int64_t s = 0;
@@ -142,9 +152,10 @@ static Tensor *sum_to_shape_named(const char *op, Tensor *x, const int64_t *shap
     char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     if (!shape_is_valid(op, shape, rank)) return NULL;
     int64_t contiguous[TENSOR_MAX_RANK], out_strides[TENSOR_MAX_RANK];
-    contiguous_strides(shape, rank, contiguous);
+    bool fits = shape_numel(shape, rank) >= 0; /* if its count overflows, it cannot broadcast to x's */
+    if (fits) contiguous_strides(shape, rank, contiguous);
     /* out's strides seen from x's shape: 0 along every dim that is summed away */
-    if (broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0) {
+    if (!fits || broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0) {
         tensor_set_error("%s: shape %s does not broadcast to the input's shape %s, so the input cannot be "
                          "summed onto it", op, shape_format(shape, rank, st, sizeof st),
                          shape_format(x->shape, x->rank, sx, sizeof sx));
@@ -175,11 +186,17 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
     }
     int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
     int rank;
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
     if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0) {
-        char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX];
         tensor_set_error("%s: operands could not be broadcast together with shapes %s %s", name,
                          shape_format(a->shape, a->rank, s1, sizeof s1),
                          shape_format(b->shape, b->rank, s2, sizeof s2));
+        return NULL;
+    }
+    if (shape_numel(shape, rank) < 0) { /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
+        tensor_set_error("%s: shapes %s %s broadcast to %s, which has too many elements", name,
+                         shape_format(a->shape, a->rank, s1, sizeof s1), shape_format(b->shape, b->rank, s2, sizeof s2),
+                         shape_format(shape, rank, s3, sizeof s3));
         return NULL;
     }
     Tensor *out = tensor_zeros(a->ctx, shape, rank);

@@ -117,6 +117,10 @@ Tensor *tensor_mean_axis(Tensor *x, int axis, bool keepdim) {
 Tensor *tensor_mse_loss(Tensor *pred, Tensor *target) {
     if (!pred) return tensor_null_input("mse_loss", "pred"), NULL;
     if (!target) return tensor_null_input("mse_loss", "target"), NULL;
+    if (pred->ctx != target->ctx) {
+        tensor_set_error("mse_loss: pred and target belong to different contexts");
+        return NULL;
+    }
     if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank)) {
         char sp[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
         tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",

@@ -24,6 +24,10 @@ static char *axes_format(const int *dims, int n, char *buf, size_t size) {
 
 int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out) {
     char s[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK) {
+        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
+        return -1;
+    }
     if (n != rank || (n > 0 && !dims)) {
         if (dims && n >= 0 && n <= TENSOR_MAX_RANK)
             tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
@@ -53,8 +57,10 @@ int normalize_permutation(const char *op, const int *dims, int n, int rank, int 
 }
 
 void inverse_permutation(const int *dims, int n, int *inv) {
-    /* output dim i came from input dim dims[i], so input dim dims[i] goes back to i */
-    for (int i = 0; i < n; i++) inv[dims[i]] = i;
+    int p[TENSOR_MAX_RANK];
+    if (normalize_permutation("inverse_permutation", dims, n, n, p) < 0) return; /* inv is left as it was */
+    /* output dim i came from input dim p[i], so input dim p[i] goes back to i */
+    for (int i = 0; i < n; i++) inv[p[i]] = i;
 }
 
 int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
@@ -213,6 +219,10 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
     if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n)) {
         tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
                          shape_format(shape, rank, s, sizeof s));
+        return NULL;
+    }
+    if (shape_numel(want, rank) < 0) { /* (0,2^40,2^40): no elements, but its strides would overflow */
+        tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s));
         return NULL;
     }
 

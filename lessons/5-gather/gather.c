@@ -64,6 +64,10 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
     }
     int64_t v = table->shape[0], d = table->shape[1];
     if (!indices_in_range(op, indices, n, v, NULL, 0)) return NULL;
+    if (shape_numel((const int64_t[]){n, d}, 2) < 0) { /* a table expanded to D = 2^62, say */
+        tensor_set_error("%s: the result %s has too many elements", op, shape_format((const int64_t[]){n, d}, 2, s, sizeof s));
+        return NULL;
+    }
 
     Tensor *out = tensor_zeros(table->ctx, (const int64_t[]){n, d}, 2);
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
@@ -103,9 +107,13 @@ Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *i
         return NULL;
     }
     if (!indices_in_range(op, indices, n, table->shape[0], index_shape, index_rank)) return NULL;
-    Tensor *rows = tensor_gather_rows(table, indices, n); /* (n, D) */
-    if (!rows) return NULL;
     for (int k = 0; k < index_rank; k++) shape[k] = index_shape[k];
     shape[index_rank] = table->shape[1];
+    if (shape_numel(shape, index_rank + 1) < 0) {
+        tensor_set_error("%s: the result %s has too many elements", op, shape_format(shape, index_rank + 1, s, sizeof s));
+        return NULL;
+    }
+    Tensor *rows = tensor_gather_rows(table, indices, n); /* (n, D) */
+    if (!rows) return NULL;
     return tensor_reshape(rows, shape, index_rank + 1); /* (..., D): a view, no copy */
 }

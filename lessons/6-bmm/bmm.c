@@ -73,6 +73,12 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
     memcpy(out_shape, plan->batch, (size_t)plan->batch_rank * sizeof(int64_t));
     out_shape[plan->batch_rank] = plan->m;
     out_shape[plan->batch_rank + 1] = plan->n;
+    if (shape_numel(out_shape, plan->batch_rank + 2) < 0) { /* expanded operands: (2^40,k) @ (k,2^40), say */
+        tensor_set_error("%s: shapes %s and %s give a result of shape %s, which has too many elements", op,
+                         shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
+                         shape_format(out_shape, plan->batch_rank + 2, ba, sizeof ba));
+        return -1;
+    }
     contiguous_strides(out_shape, plan->batch_rank + 2, out_strides);
     memcpy(plan->out_batch, out_strides, (size_t)plan->batch_rank * sizeof(int64_t));
     return 0;
@@ -105,12 +111,13 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
     if (!out) return NULL;
     const float *ad = tensor_data(a), *bd = tensor_data(b);
     float *od = tensor_data(out);
-    if (matmul_folds_into_rows(p.batch_rank, p.batch, p.a_batch, p.b_batch, p.m, p.a_rs)) {
+    bool empty = tensor_numel(out) == 0; /* nothing to compute, however many (empty) batches there are */
+    if (!empty && matmul_folds_into_rows(p.batch_rank, p.batch, p.a_batch, p.b_batch, p.m, p.a_rs)) {
         /* every batch uses the same b, and a's rows of all batches are evenly spaced: one big
          * (batches*m, k) @ (k, n) product, whose result rows are out's rows in order */
         int64_t rows = shape_numel(p.batch, p.batch_rank) * p.m;
         matmul_2d(ad, p.a_rs, p.a_cs, bd, p.b_rs, p.b_cs, od, p.n, 1, rows, p.k, p.n);
-    } else {
+    } else if (!empty) {
         /* the plain loop: one 2-D product per batch index, each operand at its own offset */
         NdIter it;
         nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
@@ -131,6 +138,7 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
  * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
  * add into x's gradient. */
 static void matmul_backward(Tensor *out) {
+    if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
     Tensor *a = out->inputs[0], *b = out->inputs[1];
     int64_t ga_strides[TENSOR_MAX_RANK], gb_strides[TENSOR_MAX_RANK];
     contiguous_strides(a->shape, a->rank, ga_strides);
