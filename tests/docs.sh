@@ -3,6 +3,10 @@
 #
 #   tests/docs.sh check    fails if a quoted block differs from the program's output
 #   tests/docs.sh update   rewrites the quoted blocks from the program's output
+#   tests/docs.sh readme LOG [update]   compares (or rewrites) the summary of `make test`
+#                          that README.md quotes after "<!-- output: make test summary -->"
+#                          with the end of LOG, the output of `make test` on a clean checkout
+#                          (CI runs it; on a checkout with exercises done the summary differs)
 #
 # A quoted block in docs/*.md is a marker line followed by a fenced block:
 #
@@ -17,6 +21,38 @@
 mode=${1:-check}
 build=${BUILD:-build}
 status=0
+
+if [ "$mode" = readme ]; then
+    log=$2
+    [ -s "$log" ] || { echo "docs.sh readme: no make test output in '$log'" >&2; exit 2; }
+    # the summary: the lines after the last blank line of the log
+    summary=$(awk '/^$/ { text = ""; next } { text = text $0 "\n" } END { printf "%s", text }' "$log")
+    awk -v summary="$summary" '
+        skipping && /^```$/ { skipping = 0; next }
+        skipping { next }
+        /^<!-- output: make test summary -->$/ {
+            print; printf "```text\n%s\n```\n", summary; found = 1
+            if ((getline line) > 0 && line == "```text") skipping = 1
+            else if (line != "") print line
+            next
+        }
+        { print }
+        END { if (!found) { print "README.md: no <!-- output: make test summary --> marker" > "/dev/stderr"; exit 1 } }
+    ' README.md >"$build/README.tmp" || exit 1
+    if cmp -s README.md "$build/README.tmp"; then
+        echo "README.md quotes make test's summary as a clean checkout prints it"
+    elif [ "${3:-}" = update ]; then
+        cp "$build/README.tmp" README.md
+        echo "updated README.md"
+    else
+        echo "README.md quotes a make test summary that a clean checkout no longer prints:" >&2
+        diff README.md "$build/README.tmp" >&2
+        echo "(fix: make test > log on a clean checkout, then sh tests/docs.sh readme log update)" >&2
+        status=1
+    fi
+    rm -f "$build/README.tmp"
+    exit $status
+fi
 outputs=$build/docs-outputs
 mkdir -p "$outputs"
 

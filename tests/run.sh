@@ -111,9 +111,9 @@ for spec in "$@"; do
 done
 echo
 
-core_line() { # FILE -> "25/25 core tests passed"
-    passed=$(field "$1" core 2) total=$(field "$1" core 3)
-    if [ -n "$total" ]; then echo "$passed/$total core tests passed"; else echo "core tests did not finish"; fi
+core_line() { # FILE [NOUN] -> "25/25 core tests passed"
+    passed=$(field "$1" core 2) total=$(field "$1" core 3) noun=${2:-core tests}
+    if [ -n "$total" ]; then echo "$passed/$total $noun passed"; else echo "$noun did not finish"; fi
 }
 exercise_counts() { # FILE -> "3 done, 2 TODO, 0 failed (9/15 points)"
     awk -F "$tab" '$1 == "exercise" {
@@ -123,7 +123,7 @@ exercise_counts() { # FILE -> "3 done, 2 TODO, 0 failed (9/15 points)"
         END { printf "%d done, %d TODO, %d failed (%d/%d points)", done, todo, failed, points, total }' "$1"
 }
 
-for name in $(library_tests); do echo "$(title "$name"): $(core_line "$results/$name")"; done
+for name in $(library_tests); do echo "$(title "$name"): $(core_line "$results/$name" tests)"; done
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
     topic=${rest%%:*}
