@@ -8,6 +8,7 @@
 #   test_TOPIC.c         the lesson's core tests (Check)
 #   test_exercises.c     the exercise tests and the exercise table (ids, titles, points)
 #   plot.c, plot.gp      optional: the data and the gnuplot script of the lesson's plot
+#   bench.c, bench.gp    optional: the lesson's benchmark (make bench), and a plot of its data
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
@@ -48,7 +49,7 @@ lesson_number = $(firstword $(subst -, ,$(notdir $(1))))
 lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c test_%.c
+NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c bench.c test_%.c
 LIBRARY_SOURCES := $(wildcard common/*.c) \
     $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
 LIBRARY := $(BUILD)/libcourse.a
@@ -62,7 +63,7 @@ WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(
 # ---- what the command line asks for --------------------------------------------------
 # `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
 # chooses which lesson the verb acts on.
-VERBS := test check plot plots
+VERBS := test check plot plots bench
 VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
@@ -91,6 +92,17 @@ $(LIBRARY_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(HARNESS) $(LIBRARY)
 
 deps:
 	@sh tests/ensure-deps.sh check
+
+# The benchmarks' timing (tests/bench.c) records the flags they were built with. OpenBLAS, the
+# baseline of lesson 6's matmul, is optional: found (or, as root, installed) when a benchmark
+# is built; without it that column is left out.
+BENCH_OBJ := $(call obj,tests/bench.c)
+$(BENCH_OBJ): ALL_CFLAGS += -DBENCH_CFLAGS='"$(strip $(CFLAGS))"'
+HAVE_OPENBLAS = $(eval HAVE_OPENBLAS := $(shell sh tests/ensure-deps.sh openblas >/dev/null 2>&1 && \
+    printf '\043include <cblas.h>\nint main(void) { return openblas_get_num_threads() < 0; }\n' | \
+    $(CC) -x c - -lopenblas -o /dev/null >/dev/null 2>&1 && echo 1))$(HAVE_OPENBLAS)
+BENCH_CFLAGS = $(if $(HAVE_OPENBLAS),-DHAVE_OPENBLAS)
+BENCH_LIBS = $(if $(HAVE_OPENBLAS),-lopenblas)
 
 plot-deps:
 	@sh tests/ensure-deps.sh gnuplot
@@ -139,7 +151,29 @@ $$(L$(2)_OUT)/$(3).png: $$(L$(2)_OUT)/plot $(1)/plot.gp | plot-deps
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/plot
 PLOTS += $$(L$(2)_OUT)/$(3).png
-PLOT_$(2) := $$(L$(2)_OUT)/$(3).png
+PLOT_$(2) += $$(L$(2)_OUT)/$(3).png
+endif
+
+ifneq ($(wildcard $(1)/bench.c),)
+# The benchmark: `make lessonN bench` runs it; with bench.gp, its data is also plotted.
+$(call obj,$(1)/bench.c): ALL_CFLAGS += $$(BENCH_CFLAGS)
+$$(L$(2)_OUT)/bench: $(call obj,$(1)/bench.c) $(BENCH_OBJ) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(BENCH_LIBS) $$(LDLIBS) -o $$@
+
+LESSON_PROGRAMS += $$(L$(2)_OUT)/bench
+BENCHES += $$(L$(2)_OUT)/bench
+BENCH_$(2) := $$(L$(2)_OUT)/bench
+ifneq ($(wildcard $(1)/bench.gp),)
+$$(L$(2)_OUT)/$(3)-bench.png: $$(L$(2)_OUT)/bench $(1)/bench.gp | plot-deps
+	$$(say) BENCH $$(L$(2)_OUT)/$(3)-bench.dat
+	$$(Q)$$(L$(2)_OUT)/bench $$(BENCH_FLAGS) --data $$(L$(2)_OUT)/$(3)-bench.dat >$$(L$(2)_OUT)/bench.txt
+	$$(say) PLOT $$@
+	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3)-bench.dat'; output='$$@'" $(1)/bench.gp
+PLOTS += $$(L$(2)_OUT)/$(3)-bench.png
+PLOT_$(2) += $$(L$(2)_OUT)/$(3)-bench.png
+endif
 endif
 
 # The exercise table without anyone's answers: the tests linked against generated TODO stubs.
@@ -206,9 +240,9 @@ memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(
 docs: $(WALKTHROUGHS) $(PLOTS)
 	@BUILD='$(BUILD)' sh tests/docs.sh update
 	@mkdir -p docs/img
-	@for d in $(LESSON_DIRS); do n=$${d#lessons/}; n=$${n%%-*}; t=$${d#lessons/*-}; \
-	    if [ -f $(BUILD)/lesson$$n/$$t.png ]; then cp $(BUILD)/lesson$$n/$$t.png docs/img/$$n-$$t.png; \
-	    echo "copied docs/img/$$n-$$t.png"; fi; done
+	@for d in $(LESSON_DIRS); do n=$${d#lessons/}; n=$${n%%-*}; \
+	    for png in $(BUILD)/lesson$$n/*.png; do [ -f "$$png" ] || continue; \
+	    cp "$$png" docs/img/$$n-$${png##*/}; echo "copied docs/img/$$n-$${png##*/}"; done; done
 check-docs: $(WALKTHROUGHS)
 	@BUILD='$(BUILD)' sh tests/docs.sh check
 
@@ -221,6 +255,17 @@ SELECTED_PLOTS := $(foreach d,$(SELECTED),$(PLOT_$(call lesson_number,$(d))))
 plot plots: $(SELECTED_PLOTS)
 	@for d in $(SELECTED); do [ -n "$$(ls $$d/plot.c 2>/dev/null)" ] || echo "$$d has no plot"; done
 	@for p in $^; do echo "wrote $$p"; done
+endif
+
+# `make bench`: every lesson's benchmark, one after the other (under a minute in all);
+# `make lessonN bench`: lesson N's. BENCH_FLAGS=--quick makes it a smoke run.
+ifeq ($(SELECTED),)
+bench: $(BENCHES)
+	@for b in $^; do $$b $(BENCH_FLAGS) || exit 1; echo; done
+else
+bench: $(foreach d,$(SELECTED),$(BENCH_$(call lesson_number,$(d))))
+	@for d in $(SELECTED); do [ -f $$d/bench.c ] || echo "$$d has no benchmark"; done
+	@for b in $^; do $$b $(BENCH_FLAGS) || exit 1; echo; done
 endif
 
 # ---- grading (docs/instructors.md) ---------------------------------------------------------
@@ -259,6 +304,7 @@ help:
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
 	@echo "make test            run every test: the library's, your exercises, the reference solutions"
 	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
+	@echo "make bench           run every lesson's benchmark (make lessonN bench: lesson N's; BENCH_FLAGS=--quick)"
 	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
 	@echo "make golden          regenerate tests/golden/ (numpy and PyTorch's answers) with PYTHON=$(PYTHON)"
 	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"

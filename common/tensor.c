@@ -495,11 +495,59 @@ void nditer_init_rows(NdIter *it, const Tensor *x) {
     nditer_init(it, x->rank - 1, x->shape, 1, (const int64_t *[]){x->strides});
 }
 
+void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *inner_n, int64_t *inner_strides) {
+    nditer_init(it, rank, shape, n_operands, strides); /* checks the arguments */
+    *inner_n = 0;
+    if (it->remaining == 0) return; /* a failed start, or an empty shape */
+    /* Merge from the last dim backwards into m merged dims, kept in it->shape/strides[0..m). */
+    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    int m = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (shape[d] == 1) continue; /* a dim of size 1 never moves */
+        bool joins = m > 0;          /* can d be walked as one with the merged dim before it? */
+        for (int k = 0; k < n_operands && joins; k++)
+            joins = strides[k][d] == merged[k][m - 1] * merged_shape[m - 1];
+        if (joins) {
+            merged_shape[m - 1] *= shape[d];
+        } else {
+            merged_shape[m] = shape[d];
+            for (int k = 0; k < n_operands; k++) merged[k][m] = strides[k][d];
+            m++;
+        }
+    }
+    /* The last merged dim (merged[.][0]) is the inner loop's; the others, reversed back into
+     * order, are the iterator's. */
+    *inner_n = m > 0 ? merged_shape[0] : 1;
+    for (int k = 0; k < n_operands; k++) inner_strides[k] = m > 0 ? merged[k][0] : 0;
+    it->rank = m > 0 ? m - 1 : 0;
+    for (int d = 0; d < it->rank; d++) {
+        it->shape[d] = merged_shape[m - 1 - d];
+        for (int k = 0; k < n_operands; k++) it->strides[k][d] = merged[k][m - 1 - d];
+    }
+    it->remaining = it->remaining / *inner_n;
+}
+
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides) {
     NdIter it;
-    nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
-    while (nditer_next(&it)) dst[it.offset[0]] += src[it.offset[1]];
+    int64_t n, step[2];
+    nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
+    while (nditer_next(&it)) {
+        float *d = dst + it.offset[0];
+        const float *s = src + it.offset[1];
+        if (step[0] == 1 && step[1] == 1) { /* the common cases first, as plain loops */
+            for (int64_t i = 0; i < n; i++) d[i] += s[i];
+        } else if (step[0] == 1 && step[1] == 0) {
+            for (int64_t i = 0; i < n; i++) d[i] += s[0];
+        } else if (step[0] == 0) { /* a reduction: the sum of a row, added once */
+            float sum = 0.0f;
+            for (int64_t i = 0; i < n; i++) sum += s[i * step[1]];
+            d[0] += sum;
+        } else {
+            for (int64_t i = 0; i < n; i++) d[i * step[0]] += s[i * step[1]];
+        }
+    }
 }
 
 /* contiguous: forward copies, backward passes the gradient straight through. */

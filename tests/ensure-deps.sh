@@ -3,6 +3,7 @@
 #   tests/ensure-deps.sh check     the Check unit-test framework and pkg-config (for the tests)
 #   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
+#   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
 #   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
 #                                  PYTHON names the interpreter, /usr/bin/python3 by default)
 # As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
@@ -23,6 +24,11 @@ valgrind)
     packages="valgrind"
     need="valgrind"
     have_deps() { command -v valgrind >/dev/null 2>&1; }
+    ;;
+openblas)
+    packages="libopenblas-dev"
+    need="OpenBLAS"
+    have_deps() { [ -n "$(find /usr/include -name cblas.h 2>/dev/null | head -n 1)" ]; }
     ;;
 golden)
     packages="python3-numpy python3-torch"
@@ -61,11 +67,13 @@ elif command -v dnf >/dev/null 2>&1; then
     [ "$what" = check ] && echo "    sudo dnf install -y check-devel pkgconf-pkg-config" >&2
     [ "$what" = gnuplot ] && echo "    sudo dnf install -y gnuplot" >&2
     [ "$what" = valgrind ] && echo "    sudo dnf install -y valgrind" >&2
+    [ "$what" = openblas ] && echo "    sudo dnf install -y openblas-devel" >&2
     [ "$what" = golden ] && echo "    sudo dnf install -y python3-numpy python3-torch" >&2
 elif command -v brew >/dev/null 2>&1; then
     [ "$what" = check ] && echo "    brew install check pkg-config" >&2
     [ "$what" = gnuplot ] && echo "    brew install gnuplot" >&2
     [ "$what" = valgrind ] && echo "    (valgrind does not run on macOS: use make test SANITIZE=1)" >&2
+    [ "$what" = openblas ] && echo "    brew install openblas" >&2
     [ "$what" = golden ] && echo "    python3 -m pip install numpy torch, then make golden PYTHON=python3" >&2
 else
     echo "    sudo apt-get install -y $packages    (or your system's packages for $need)" >&2

@@ -248,6 +248,56 @@ static char *printed(const char *name, const Tensor *t, const char *fmt, char *b
     return buf;
 }
 
+/* nditer_init_inner must visit exactly the offsets nditer_init does, in the same order, for
+ * any layout: merging dims and handing the last to an inner loop only changes who counts. */
+START_TEST(test_nditer_inner_visits_the_same_offsets) {
+    int64_t merged_contiguous = 0, n;
+    NdIter it;
+    int64_t step[1];
+    nditer_init_inner(&it, 2, (const int64_t[]){4096, 4096}, 1, (const int64_t *[]){(const int64_t[]){4096, 1}}, &n,
+                      step);
+    while (nditer_next(&it)) merged_contiguous++;
+    ck_assert_msg(merged_contiguous == 1 && n == 4096 * 4096 && step[0] == 1,
+                  "a contiguous (4096,4096) is one loop of 16M: got %lld outer steps of %lld", (long long)merged_contiguous,
+                  (long long)n);
+
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    for (int trial = 0; trial < 500; trial++) {
+        int rank = (int)rng_int(&rng, 0, 5), n_ops = (int)rng_int(&rng, 1, 3);
+        int64_t shape[TENSOR_MAX_RANK], strides[3][TENSOR_MAX_RANK];
+        random_shape(&rng, rank, 0, 3, shape);
+        for (int k = 0; k < n_ops; k++) { /* contiguous, broadcast (0), reversed or random strides */
+            int64_t s = 1;
+            int kind = (int)rng_int(&rng, 0, 3);
+            for (int d = rank - 1; d >= 0; d--) {
+                strides[k][d] = kind == 0 ? s : kind == 1 ? (rng_int(&rng, 0, 1) ? s : 0) : kind == 2 ? -s : rng_int(&rng, -7, 7);
+                s *= shape[d] > 0 ? shape[d] : 1;
+            }
+        }
+        const int64_t *views[3] = {strides[0], strides[1], strides[2]};
+        NdIter plain, inner;
+        int64_t len, steps[3], expected[3][256], count = 0;
+        nditer_init(&plain, rank, shape, n_ops, views);
+        while (nditer_next(&plain)) {
+            for (int k = 0; k < n_ops; k++) expected[k][count] = plain.offset[k];
+            count++;
+        }
+        int64_t seen = 0;
+        nditer_init_inner(&inner, rank, shape, n_ops, views, &len, steps);
+        while (nditer_next(&inner))
+            for (int64_t i = 0; i < len; i++, seen++)
+                for (int k = 0; k < n_ops; k++)
+                    ck_assert_msg(seen < count && inner.offset[k] + i * steps[k] == expected[k][seen],
+                                  "COURSE_SEED=%llu case %d: element %lld of operand %d: offset %lld, nditer_init's %lld",
+                                  (unsigned long long)seed, trial, (long long)seen, k,
+                                  (long long)(inner.offset[k] + i * steps[k]), (long long)expected[k][seen]);
+        ck_assert_msg(seen == count, "COURSE_SEED=%llu case %d: %lld elements visited, not %lld", (unsigned long long)seed,
+                      trial, (long long)seen, (long long)count);
+    }
+}
+END_TEST
+
 START_TEST(test_print_nested_brackets) {
     char buf[512];
     Tensor *a = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
@@ -405,6 +455,7 @@ int main(int argc, char **argv) {
     TCase *views = add_test_case(s, "views and printing");
     add_test(views, test_as_strided_views);
     add_test(views, test_nditer_is_an_odometer);
+    add_test(views, test_nditer_inner_visits_the_same_offsets);
     add_test(views, test_print_nested_brackets);
     add_test(views, test_describe_shows_strides);
     TCase *autodiff = add_test_case(s, "autodiff");

@@ -177,6 +177,40 @@ Tensor *tensor_sum(Tensor *x) { return sum_to_shape_named("sum", x, NULL, 0); }
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } BinaryOp;
 
+/* One row of n results, o[i] = x[i * sx] op y[i * sy] (o is contiguous: it is a new tensor).
+ * The strides of a row are almost always 1 (contiguous) or 0 (broadcast); each such case is
+ * a plain loop over restrict pointers, which the compiler unrolls and vectorizes, and the
+ * choice of op is made once per row, not per element. */
+#define BINARY_ROW(name, expr)                                                                               \
+    static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx, const float *restrict y, \
+                     int64_t sy) {                                                                           \
+        if (sx == 1 && sy == 1) {                                                                            \
+            for (int64_t i = 0; i < n; i++) { float u = x[i], v = y[i]; o[i] = (expr); }                     \
+        } else if (sx == 1 && sy == 0) {                                                                     \
+            float v = y[0];                                                                                  \
+            for (int64_t i = 0; i < n; i++) { float u = x[i]; o[i] = (expr); }                               \
+        } else if (sx == 0 && sy == 1) {                                                                     \
+            float u = x[0];                                                                                  \
+            for (int64_t i = 0; i < n; i++) { float v = y[i]; o[i] = (expr); }                               \
+        } else {                                                                                             \
+            for (int64_t i = 0; i < n; i++) { float u = x[i * sx], v = y[i * sy]; o[i] = (expr); }           \
+        }                                                                                                    \
+    }
+BINARY_ROW(add_row, u + v)
+BINARY_ROW(sub_row, u - v)
+BINARY_ROW(mul_row, u * v)
+BINARY_ROW(div_row, u / v)
+#undef BINARY_ROW
+
+static void binary_row(BinaryOp op, int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy) {
+    switch (op) {
+    case OP_ADD: add_row(n, o, x, sx, y, sy); break;
+    case OP_SUB: sub_row(n, o, x, sx, y, sy); break;
+    case OP_MUL: mul_row(n, o, x, sx, y, sy); break;
+    case OP_DIV: div_row(n, o, x, sx, y, sy); break;
+    }
+}
+
 static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor *a, Tensor *b) {
     if (!a) return tensor_null_input(name, "a"), NULL;
     if (!b) return tensor_null_input(name, "b"), NULL;
@@ -208,12 +242,10 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
     float *o = tensor_data(out);
     const float *x = tensor_data(a), *y = tensor_data(b);
     NdIter it;
-    nditer_init(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
-    while (nditer_next(&it)) {
-        float u = x[it.offset[1]], v = y[it.offset[2]];
-        float r = op == OP_ADD ? u + v : op == OP_SUB ? u - v : op == OP_MUL ? u * v : u / v;
-        o[it.offset[0]] = r;
-    }
+    int64_t n, step[3];
+    nditer_init_inner(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb}, &n, step);
+    while (nditer_next(&it))
+        binary_row(op, n, o + it.offset[0], x + it.offset[1], step[1], y + it.offset[2], step[2]);
     Tensor *inputs[2] = {a, b};
     return tensor_record(out, name, backward, 2, inputs);
 }

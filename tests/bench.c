@@ -1,0 +1,157 @@
+/*
+ * bench.c - timing and reporting for the lessons' benchmarks. See bench.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef BENCH_CFLAGS
+#define BENCH_CFLAGS "(unknown)"
+#endif
+
+double bench_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static bool quick_mode;
+
+/* "AMD EPYC 9R14" from /proc/cpuinfo's first "model name", or the machine's architecture. */
+static void cpu_name(char *buf, size_t size) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    snprintf(buf, size, "unknown CPU");
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon++;
+            while (*colon == ' ') colon++;
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(buf, size, "%s", colon);
+            break;
+        }
+    }
+    if (f) fclose(f);
+    struct utsname u;
+    if (strcmp(buf, "unknown CPU") == 0 && uname(&u) == 0) snprintf(buf, size, "%s", u.machine);
+}
+
+BenchOptions bench_start(int argc, char **argv, const char *title, const char *usage) {
+    BenchOptions o = {false, NULL, argc, argv};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) o.quick = true;
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) o.data = argv[++i];
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: %s [--quick] [--data FILE] %s\n", argv[0], usage);
+            exit(0);
+        }
+    }
+    quick_mode = o.quick;
+    char cpu[128], date[32];
+    cpu_name(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    long cores = 0;
+#ifdef _SC_NPROCESSORS_ONLN
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    printf("==== %s\n", title);
+    printf("machine: %s, %ld cores online; single thread\n", cpu, cores);
+    printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date, o.quick ? "; --quick (a smoke run)" : "");
+    return o;
+}
+
+int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallback) {
+    for (int i = 1; i + 1 < o->argc; i++)
+        if (strncmp(o->argv[i], "--", 2) == 0 && strcmp(o->argv[i] + 2, name) == 0) return strtoll(o->argv[i + 1], NULL, 10);
+    return fallback;
+}
+
+int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback,
+                      int64_t *out, int max) {
+    for (int i = 1; i + 1 < o->argc; i++) {
+        if (strncmp(o->argv[i], "--", 2) != 0 || strcmp(o->argv[i] + 2, name) != 0) continue;
+        int n = 0;
+        char *p = o->argv[i + 1], *end;
+        while (n < max) {
+            long long v = strtoll(p, &end, 10);
+            if (end == p) break;
+            out[n++] = v;
+            p = *end == ',' ? end + 1 : end;
+        }
+        return n;
+    }
+    int n = n_fallback < max ? n_fallback : max;
+    for (int i = 0; i < n; i++) out[i] = fallback[i];
+    return n;
+}
+
+static int compare_doubles(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+BenchTime bench_time(void (*fn)(void *), void *arg, int warmups, int min_reps, double min_seconds) {
+    enum { MAX_REPS = 1000 };
+    static double times[MAX_REPS];
+    for (int i = 0; i < warmups; i++) fn(arg);
+    int reps = 0;
+    double start = bench_now();
+    while (reps < MAX_REPS && (reps < min_reps || bench_now() - start < min_seconds)) {
+        double t0 = bench_now();
+        fn(arg);
+        times[reps++] = bench_now() - t0;
+    }
+    qsort(times, (size_t)reps, sizeof times[0], compare_doubles);
+    return (BenchTime){times[0], times[reps / 2], reps};
+}
+
+BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg) {
+    return o->quick ? bench_time(fn, arg, 1, 2, 0.0) : bench_time(fn, arg, 2, 5, 0.2);
+}
+
+void bench_table_header(const char *what, const char *rate_unit, const char *baseline) {
+    printf("\n%s (speed: the baseline's time / this time; baseline: %s)\n", what, baseline);
+    printf("  %-44s %12s %12s %8s\n", "", "best time", rate_unit, "speed");
+}
+
+void bench_table_row(const char *name, BenchTime t, double rate, double baseline_seconds) {
+    double ms = t.best * 1e3;
+    printf("  %-44s %9.3f ms %12.2f %7.2fx\n", name, ms, rate, baseline_seconds / t.best);
+    fflush(stdout);
+}
+
+static bool target(const char *description, double value, const char *relation, double bound, bool met) {
+    printf("target: %s: %.2f (needs %s %.2f): %s\n", description, value, relation, bound,
+           met ? "met" : quick_mode ? "MISSED (a --quick run: too short to judge)" : "MISSED");
+    return met;
+}
+
+bool bench_target_at_least(const char *description, double value, double need) {
+    return target(description, value, ">=", need, value >= need);
+}
+
+bool bench_target_at_most(const char *description, double value, double limit) {
+    return target(description, value, "<=", limit, value <= limit);
+}
+
+FILE *bench_data_open(const BenchOptions *o, const char *columns) {
+    if (!o->data) return NULL;
+    FILE *f = fopen(o->data, "w");
+    if (!f) {
+        fprintf(stderr, "bench: cannot write %s\n", o->data);
+        exit(2);
+    }
+    fprintf(f, "# %s\n", columns);
+    return f;
+}
+
+const void *volatile bench_sink;
+
+void bench_keep(const void *p) { bench_sink = p; }
