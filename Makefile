@@ -253,7 +253,7 @@ plot plots: $(PLOTS)
 else
 SELECTED_PLOTS := $(foreach d,$(SELECTED),$(PLOT_$(call lesson_number,$(d))))
 plot plots: $(SELECTED_PLOTS)
-	@for d in $(SELECTED); do [ -n "$$(ls $$d/plot.c 2>/dev/null)" ] || echo "$$d has no plot"; done
+	@for d in $(SELECTED); do [ -f $$d/plot.c ] || [ -f $$d/bench.gp ] || echo "$$d has no plot"; done
 	@for p in $^; do echo "wrote $$p"; done
 endif
 

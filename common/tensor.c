@@ -27,7 +27,7 @@ struct Ctx {
     unsigned epoch; /* bumped by every backward's topological sort */
 };
 
-enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16 };
+enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16, LINE = 64 };
 
 /* Under AddressSanitizer the arena marks what it has not handed out as poisoned, and leaves a
  * redzone after each allocation, so that a write past the end of a tensor's data is reported
@@ -48,10 +48,14 @@ enum { REDZONE = 32 };
 enum { REDZONE = 0 };
 #endif
 
-static Block *block_new(size_t capacity) {
-    Block *b = calloc(1, sizeof(Block) + capacity);
-    if (b) b->capacity = capacity;
-    if (b) ASAN_POISON_MEMORY_REGION(b->memory, capacity);
+/* A block of zeroed memory, or (zeroed false) of whatever malloc hands out. */
+static Block *block_new(size_t capacity, bool zeroed) {
+    Block *b = zeroed ? calloc(1, sizeof(Block) + capacity) : malloc(sizeof(Block) + capacity);
+    if (!b) return NULL;
+    b->next = NULL;
+    b->used = 0;
+    b->capacity = capacity;
+    ASAN_POISON_MEMORY_REGION(b->memory, capacity);
     return b;
 }
 
@@ -76,12 +80,16 @@ void ctx_free(Ctx *ctx) {
     free(ctx);
 }
 
-void *ctx_alloc(Ctx *ctx, size_t bytes) {
+/* ctx_alloc, except that with zeroed false a large allocation (a block of its own) is not
+ * cleared: for a tensor whose every element its op is about to write. Clearing memory that was
+ * used before costs as much as writing it once more (a small allocation comes from a block
+ * that was cleared when it was made, and is never reused within its ctx: zeros either way). */
+static void *arena_alloc(Ctx *ctx, size_t bytes, bool zeroed) {
     if (!ctx) {
         tensor_set_error("ctx_alloc: ctx is NULL");
         return NULL;
     }
-    if (bytes > SIZE_MAX - 2 * ALIGN - REDZONE - sizeof(Block)) {
+    if (bytes > SIZE_MAX - 2 * ALIGN - LINE - REDZONE - sizeof(Block)) {
         tensor_set_error("ctx_alloc: %zu bytes is more than can be allocated", bytes);
         return NULL;
     }
@@ -93,10 +101,13 @@ void *ctx_alloc(Ctx *ctx, size_t bytes) {
         if (size > BLOCK_SIZE / 4) {
             /* A large allocation gets a block of its own, linked behind the head so the
              * head keeps serving small allocations. */
-            Block *own = block_new(size);
+            /* its data starts on a 64-byte boundary, a cache line: vector loads and stores
+             * then never straddle two lines, and the copies can stream whole lines */
+            Block *own = block_new(size + LINE, zeroed);
             if (!own) goto out_of_memory;
-            own->used = size;
-            ASAN_UNPOISON_MEMORY_REGION(own->memory, bytes);
+            own->used = size + LINE;
+            unsigned char *data = own->memory + (LINE - (uintptr_t)own->memory % LINE) % LINE;
+            ASAN_UNPOISON_MEMORY_REGION(data, bytes);
             if (head) {
                 own->next = head->next;
                 head->next = own;
@@ -104,9 +115,9 @@ void *ctx_alloc(Ctx *ctx, size_t bytes) {
                 ctx->blocks = own;
             }
             ctx->bytes += size;
-            return own->memory;
+            return data;
         }
-        Block *fresh = block_new(BLOCK_SIZE);
+        Block *fresh = block_new(BLOCK_SIZE, true);
         if (!fresh) goto out_of_memory;
         fresh->next = head;
         ctx->blocks = head = fresh;
@@ -121,6 +132,8 @@ out_of_memory:
     tensor_set_error("ctx_alloc: out of memory allocating %zu bytes", bytes);
     return NULL;
 }
+
+void *ctx_alloc(Ctx *ctx, size_t bytes) { return arena_alloc(ctx, bytes, true); }
 
 size_t ctx_bytes(const Ctx *ctx) { return ctx ? ctx->bytes : 0; }
 
@@ -252,7 +265,7 @@ static int64_t checked_numel(const char *op, const int64_t *shape, int rank) {
     return n;
 }
 
-static Tensor *zeros_for(const char *op, Ctx *ctx, const int64_t *shape, int rank) {
+static Tensor *tensor_for(const char *op, Ctx *ctx, const int64_t *shape, int rank, bool zeroed) {
     if (!ctx) {
         tensor_set_error("%s: ctx is NULL", op);
         return NULL;
@@ -260,7 +273,7 @@ static Tensor *zeros_for(const char *op, Ctx *ctx, const int64_t *shape, int ran
     int64_t n = checked_numel(op, shape, rank);
     if (n < 0) return NULL;
     /* the floats first: if they do not fit, nothing half-made is left in ctx */
-    float *data = ctx_alloc(ctx, (size_t)n * sizeof(float));
+    float *data = arena_alloc(ctx, (size_t)n * sizeof(float), zeroed);
     if (!data) {
         char s[SHAPE_STR_MAX];
         tensor_set_error("%s: cannot allocate %lld bytes for shape %s", op, (long long)n * (long long)sizeof(float),
@@ -281,7 +294,13 @@ static Tensor *zeros_for(const char *op, Ctx *ctx, const int64_t *shape, int ran
 }
 
 Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank) {
-    return zeros_for("tensor_zeros", ctx, shape, rank);
+    return tensor_for("tensor_zeros", ctx, shape, rank, true);
+}
+
+/* Its errors name tensor_zeros, whose allocation it is: the messages of ops that fail to make
+ * their result stay the same whichever of the two they call. */
+Tensor *tensor_empty(Ctx *ctx, const int64_t *shape, int rank) {
+    return tensor_for("tensor_zeros", ctx, shape, rank, false);
 }
 
 Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n) {
@@ -301,13 +320,13 @@ Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *value
         tensor_set_error("tensor_from: values is NULL");
         return NULL;
     }
-    Tensor *t = zeros_for("tensor_from", ctx, shape, rank);
+    Tensor *t = tensor_for("tensor_from", ctx, shape, rank, false); /* every value is set below */
     if (t && n > 0) memcpy(t->storage->data, values, (size_t)n * sizeof(float));
     return t;
 }
 
 Tensor *tensor_scalar(Ctx *ctx, float value) {
-    Tensor *t = zeros_for("tensor_scalar", ctx, NULL, 0);
+    Tensor *t = tensor_for("tensor_scalar", ctx, NULL, 0, true);
     if (t) t->storage->data[0] = value;
     return t;
 }
@@ -434,8 +453,7 @@ int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity) {
     }
     int64_t out_strides[TENSOR_MAX_RANK];
     contiguous_strides(t->shape, t->rank, out_strides);
-    for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
-    strided_accumulate(t->rank, t->shape, out, out_strides, tensor_data(t), t->strides);
+    strided_copy(t->rank, t->shape, out, out_strides, tensor_data(t), t->strides);
     return n;
 }
 
@@ -495,59 +513,298 @@ void nditer_init_rows(NdIter *it, const Tensor *x) {
     nditer_init(it, x->rank - 1, x->shape, 1, (const int64_t *[]){x->strides});
 }
 
+/* Dims that can be walked as one, found from the last dim backwards: a dim joins the merged dim
+ * after it when, for every operand, its stride is that dim's stride times that dim's size (a
+ * contiguous (4096,4096) is one dim of 16M elements). Dims of size 1 never move and are dropped.
+ * Writes the m merged dims in order, outermost first, and returns m (0 for a single element). */
+static int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                      int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
+    int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
+    int m = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (shape[d] == 1) continue;
+        bool joins = m > 0;
+        for (int k = 0; k < n_operands && joins; k++) joins = strides[k][d] == steps[k][m - 1] * sizes[m - 1];
+        if (joins) {
+            sizes[m - 1] *= shape[d];
+        } else {
+            sizes[m] = shape[d];
+            for (int k = 0; k < n_operands; k++) steps[k][m] = strides[k][d];
+            m++;
+        }
+    }
+    for (int d = 0; d < m; d++) {
+        merged_shape[d] = sizes[m - 1 - d];
+        for (int k = 0; k < n_operands; k++) merged_strides[k][d] = steps[k][m - 1 - d];
+    }
+    return m;
+}
+
 void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *inner_n, int64_t *inner_strides) {
     nditer_init(it, rank, shape, n_operands, strides); /* checks the arguments */
     *inner_n = 0;
     if (it->remaining == 0) return; /* a failed start, or an empty shape */
-    /* Merge from the last dim backwards into m merged dims, kept in it->shape/strides[0..m). */
     int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
-    int m = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        if (shape[d] == 1) continue; /* a dim of size 1 never moves */
-        bool joins = m > 0;          /* can d be walked as one with the merged dim before it? */
-        for (int k = 0; k < n_operands && joins; k++)
-            joins = strides[k][d] == merged[k][m - 1] * merged_shape[m - 1];
-        if (joins) {
-            merged_shape[m - 1] *= shape[d];
-        } else {
-            merged_shape[m] = shape[d];
-            for (int k = 0; k < n_operands; k++) merged[k][m] = strides[k][d];
-            m++;
-        }
-    }
-    /* The last merged dim (merged[.][0]) is the inner loop's; the others, reversed back into
-     * order, are the iterator's. */
-    *inner_n = m > 0 ? merged_shape[0] : 1;
-    for (int k = 0; k < n_operands; k++) inner_strides[k] = m > 0 ? merged[k][0] : 0;
+    int m = merge_dims(rank, shape, n_operands, strides, merged_shape, merged);
+    /* The last merged dim is the inner loop's; the others are the iterator's. */
+    *inner_n = m > 0 ? merged_shape[m - 1] : 1;
+    for (int k = 0; k < n_operands; k++) inner_strides[k] = m > 0 ? merged[k][m - 1] : 0;
     it->rank = m > 0 ? m - 1 : 0;
     for (int d = 0; d < it->rank; d++) {
-        it->shape[d] = merged_shape[m - 1 - d];
-        for (int k = 0; k < n_operands; k++) it->strides[k][d] = merged[k][m - 1 - d];
+        it->shape[d] = merged_shape[d];
+        for (int k = 0; k < n_operands; k++) it->strides[k][d] = merged[k][d];
     }
     it->remaining = it->remaining / *inner_n;
 }
 
-void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                        const float *src, const int64_t *src_strides) {
-    NdIter it;
-    int64_t n, step[2];
-    nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
-    while (nditer_next(&it)) {
-        float *d = dst + it.offset[0];
-        const float *s = src + it.offset[1];
-        if (step[0] == 1 && step[1] == 1) { /* the common cases first, as plain loops */
-            for (int64_t i = 0; i < n; i++) d[i] += s[i];
-        } else if (step[0] == 1 && step[1] == 0) {
-            for (int64_t i = 0; i < n; i++) d[i] += s[0];
-        } else if (step[0] == 0) { /* a reduction: the sum of a row, added once */
-            float sum = 0.0f;
-            for (int64_t i = 0; i < n; i++) sum += s[i * step[1]];
-            d[0] += sum;
-        } else {
-            for (int64_t i = 0; i < n; i++) d[i * step[0]] += s[i * step[1]];
+/* ==== cache-blocked loops =============================================================== */
+
+/* Copying a transposed (4096,4096) in row-major order writes the destination with stride 1 but
+ * reads the source with stride 4096: every read lands in a different 64-byte cache line (and
+ * a different 4 KB page), and by the time the next column comes round to use the other 15
+ * floats of that line, it has been evicted. Cutting the loop into TILE x TILE tiles keeps the
+ * lines of one tile in the L1 cache until all of their floats are used. Inside a tile, a kernel
+ * moves 8 x 8 blocks through AVX2 registers when the CPU has them (TRANSPOSE_KERNEL=generic forces
+ * the plain C loop, which is the reference the tests compare it with). */
+enum { TILE = NDTILE_SIZE, LINE_FLOATS = 16 /* floats in a 64-byte cache line */ };
+
+/* |s|, kept in range for the one stride whose negation overflows */
+static int64_t magnitude(int64_t s) { return s >= 0 ? s : s == INT64_MIN ? INT64_MAX : -s; }
+
+/* How a block is written: copied, added to (+=), or copied with streaming stores, which send
+ * whole cache lines to memory without first reading them into the cache. A large copy into
+ * memory that is not in the cache saves a third of its memory traffic that way (memcpy does
+ * the same); a small one, or one whose result is read right after, is better off cached. */
+typedef enum { COPY, ADD, STREAM } Write;
+enum { STREAM_BYTES = 16 << 20 }; /* stream copies of more than 16 MB, half this machine's L3 */
+
+/* d[i * ld + j] = s[j * ls + i] (or += for ADD) for i < ni, j < nj: the transposing copy of
+ * one tile. The destination's rows are contiguous, and so are the source's columns. */
+static void transpose_generic(int how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
+    for (int64_t i = 0; i < ni; i++) {
+        float *row = d + i * ld;
+        if (how == ADD)
+            for (int64_t j = 0; j < nj; j++) row[j] += s[j * ls + i];
+        else
+            for (int64_t j = 0; j < nj; j++) row[j] = s[j * ls + i];
+    }
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define TENSOR_X86 1
+#include <immintrin.h>
+
+/* Eight rows of eight floats in, eight columns out: the standard three rounds of shuffles
+ * (pairs of floats, pairs of pairs, then 128-bit halves). STORE(i, v) writes column i. */
+#define TRANSPOSE8X8(s, ls, STORE)                                                                               \
+    do {                                                                                                        \
+        __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ls), r2 = _mm256_loadu_ps(s + 2 * ls),            \
+               r3 = _mm256_loadu_ps(s + 3 * ls), r4 = _mm256_loadu_ps(s + 4 * ls), r5 = _mm256_loadu_ps(s + 5 * ls), \
+               r6 = _mm256_loadu_ps(s + 6 * ls), r7 = _mm256_loadu_ps(s + 7 * ls);                                 \
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),  \
+               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),  \
+               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                                   \
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),                        \
+               u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),                        \
+               u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),                        \
+               u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);                        \
+        STORE(0, _mm256_permute2f128_ps(u0, u4, 0x20));                                                         \
+        STORE(1, _mm256_permute2f128_ps(u1, u5, 0x20));                                                         \
+        STORE(2, _mm256_permute2f128_ps(u2, u6, 0x20));                                                         \
+        STORE(3, _mm256_permute2f128_ps(u3, u7, 0x20));                                                         \
+        STORE(4, _mm256_permute2f128_ps(u0, u4, 0x31));                                                         \
+        STORE(5, _mm256_permute2f128_ps(u1, u5, 0x31));                                                         \
+        STORE(6, _mm256_permute2f128_ps(u2, u6, 0x31));                                                         \
+        STORE(7, _mm256_permute2f128_ps(u3, u7, 0x31));                                                         \
+    } while (0)
+#define STORE_COPY(i, v) _mm256_storeu_ps(d + (i) * ld, (v))
+#define STORE_ADD(i, v) _mm256_storeu_ps(d + (i) * ld, _mm256_add_ps(_mm256_loadu_ps(d + (i) * ld), (v)))
+#define STORE_STREAM(i, v) _mm256_stream_ps(d + (i) * ld, (v))
+
+__attribute__((target("avx2"))) static void transpose_avx2(int how, int64_t ni, int64_t nj, float *dst, int64_t ld,
+                                                          const float *src, int64_t ls) {
+    int64_t i8 = ni - ni % 8, j8 = nj - nj % 8, j16 = 0;
+    /* Streaming stores write whole 64-byte lines: 16 floats of each of 8 rows, two 8 x 8 blocks
+     * side by side, on rows that start on a line. The tile is walked in strips 16 columns wide,
+     * so that the 16 source rows a strip reads are used up before the next strip reads others. */
+    if (how == STREAM && (uintptr_t)dst % 64 == 0 && ld % 16 == 0) {
+        j16 = nj - nj % 16;
+        for (int64_t j0 = 0; j0 < j16; j0 += 16)
+            for (int64_t i = 0; i < i8; i += 8)
+                for (int64_t j = j0; j < j0 + 16; j += 8) {
+                    float *d = dst + i * ld + j;
+                    const float *s = src + j * ls + i;
+                    TRANSPOSE8X8(s, ls, STORE_STREAM);
+                }
+        _mm_sfence(); /* the streamed lines are in memory before anything else is written */
+    }
+    for (int64_t j = j16; j < j8; j += 8)
+        for (int64_t i = 0; i < i8; i += 8) {
+            float *d = dst + i * ld + j;
+            const float *s = src + j * ls + i;
+            if (how == ADD) TRANSPOSE8X8(s, ls, STORE_ADD);
+            else TRANSPOSE8X8(s, ls, STORE_COPY);
+        }
+    /* Clear the upper halves of the AVX registers before plain SSE code runs again: otherwise
+     * every SSE instruction after this (the compiler's scalar float code, say) pays for
+     * keeping them, and was measured to run twice as slow. gcc does not always do it itself. */
+    _mm256_zeroupper();
+    transpose_generic(how, ni - i8, nj, dst + i8 * ld, ld, src + i8, ls); /* the rows left over */
+    transpose_generic(how, i8, nj - j8, dst + j8, ld, src + j8 * ls, ls); /* the columns left over */
+}
+#undef STORE_COPY
+#undef STORE_ADD
+#undef STORE_STREAM
+#undef TRANSPOSE8X8
+#endif
+
+typedef void TransposeFn(int how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls);
+
+/* The kernel for this CPU, asked once per loop (so a test can change TRANSPOSE_KERNEL between
+ * calls). */
+static TransposeFn *pick_transpose(const char **name) {
+    const char *force = getenv("TRANSPOSE_KERNEL");
+    bool generic = force && strcmp(force, "generic") == 0;
+#ifdef TENSOR_X86
+    if (!generic && __builtin_cpu_supports("avx2")) {
+        if (name) *name = "avx2";
+        return transpose_avx2;
+    }
+#endif
+    (void)generic;
+    if (name) *name = "generic";
+    return transpose_generic;
+}
+
+const char *transpose_kernel_name(void) {
+    const char *name;
+    pick_transpose(&name);
+    return name;
+}
+
+void ndtiles_init(NdTiles *t, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides) {
+    memset(t, 0, sizeof *t);
+    nditer_init(&t->outer, rank, shape, n_operands, strides); /* checks the arguments */
+    if (t->outer.remaining == 0) return;                       /* a failed start, or an empty shape */
+    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    int m = merge_dims(rank, shape, n_operands, strides, merged_shape, merged);
+    /* The block's columns are the last merged dim, q. Its rows are the dim before it, unless an
+     * operand steps over a cache line or more along q but less along another dim p: then rows
+     * are p (where that operand's stride is smallest) and the blocks are tiles. */
+    int q = m - 1, p = m - 2;
+    int64_t best = INT64_MAX;
+    for (int k = 0; k < n_operands && q >= 0; k++) {
+        int64_t along_q = magnitude(merged[k][q]);
+        for (int d = 0; d < q && along_q >= LINE_FLOATS; d++) {
+            int64_t along_d = magnitude(merged[k][d]);
+            if (along_d != 0 && along_d < along_q && along_d < best) {
+                best = along_d;
+                p = d;
+                t->tiled = true;
+            }
         }
     }
+    t->n_operands = n_operands;
+    t->n_rows = p >= 0 ? merged_shape[p] : 1;
+    t->n_cols = q >= 0 ? merged_shape[q] : 1;
+    t->tile_rows = t->tiled ? TILE : t->n_rows;
+    t->tile_cols = t->tiled ? TILE : t->n_cols;
+    for (int k = 0; k < n_operands; k++) {
+        t->row_step[k] = p >= 0 ? merged[k][p] : 0;
+        t->col_step[k] = q >= 0 ? merged[k][q] : 0;
+    }
+    /* every other merged dim is walked by an ordinary odometer, outside the blocks */
+    int64_t outer_shape[TENSOR_MAX_RANK], outer[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    const int64_t *outer_strides[NDITER_MAX_OPERANDS];
+    int rest = 0;
+    for (int d = 0; d < m; d++) {
+        if (d == p || d == q) continue;
+        outer_shape[rest] = merged_shape[d];
+        for (int k = 0; k < n_operands; k++) outer[k][rest] = merged[k][d];
+        rest++;
+    }
+    for (int k = 0; k < n_operands; k++) outer_strides[k] = outer[k];
+    nditer_init(&t->outer, rest, outer_shape, n_operands, outer_strides);
+    t->transpose = pick_transpose(NULL);
+}
+
+bool ndtiles_next(NdTiles *t) {
+    if (!t->started) {
+        if (!nditer_next(&t->outer)) return false;
+        t->started = true;
+    } else if ((t->c0 += t->tile_cols) >= t->n_cols) { /* the next tile along the row of tiles ... */
+        t->c0 = 0;
+        if ((t->r0 += t->tile_rows) >= t->n_rows) { /* ... or the next row of tiles ... */
+            t->r0 = 0;
+            if (!nditer_next(&t->outer)) return false; /* ... or the next position outside */
+        }
+    }
+    t->rows = t->n_rows - t->r0 < t->tile_rows ? t->n_rows - t->r0 : t->tile_rows;
+    t->cols = t->n_cols - t->c0 < t->tile_cols ? t->n_cols - t->c0 : t->tile_cols;
+    for (int k = 0; k < t->n_operands; k++)
+        t->offset[k] = t->outer.offset[k] + t->r0 * t->row_step[k] + t->c0 * t->col_step[k];
+    return true;
+}
+
+/* One row of a block: d[i * ds] = s[i * ss], or +=, for i < n. The common cases first, as
+ * plain loops (or memcpy). */
+static void row_copy(bool add, int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
+    if (ds == 1 && ss == 1) {
+        if (!add) memcpy(d, s, (size_t)n * sizeof *d);
+        else for (int64_t i = 0; i < n; i++) d[i] += s[i];
+    } else if (ds == 1 && ss == 0) {
+        if (!add) for (int64_t i = 0; i < n; i++) d[i] = s[0];
+        else for (int64_t i = 0; i < n; i++) d[i] += s[0];
+    } else if (ds == 0 && add) { /* a reduction: the sum of a row, added once */
+        float sum = 0.0f;
+        for (int64_t i = 0; i < n; i++) sum += s[i * ss];
+        d[0] += sum;
+    } else if (add) {
+        for (int64_t i = 0; i < n; i++) d[i * ds] += s[i * ss];
+    } else {
+        for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];
+    }
+}
+
+/* A block of rows x cols: d[r * dr + c * dc] = s[r * sr + c * sc], or +=. When one side's rows
+ * are contiguous and the other's columns are (a tile of a transpose), the transposing kernel. */
+static void block_copy(TransposeFn *transpose, Write how, int64_t rows, int64_t cols, float *d, int64_t dr,
+                       int64_t dc, const float *s, int64_t sr, int64_t sc) {
+    bool tile = rows > 1 && cols > 1 && rows <= TILE && cols <= TILE;
+    if (tile && dc == 1 && sr == 1 && magnitude(sc) > 1) {
+        transpose(how, rows, cols, d, dr, s, sc);
+    } else if (tile && dr == 1 && sc == 1 && magnitude(dc) > 1) {
+        transpose(how, cols, rows, d, dc, s, sr); /* the same, with rows and columns swapped */
+    } else {
+        for (int64_t r = 0; r < rows; r++) row_copy(how == ADD, cols, d + r * dr, dc, s + r * sr, sc);
+    }
+}
+
+const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf) {
+    block_copy(t->transpose, COPY, t->rows, t->cols, buf, t->cols, 1, base + t->offset[k], t->row_step[k],
+               t->col_step[k]);
+    return buf;
+}
+
+static void strided_blocks(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                           const float *src, const int64_t *src_strides) {
+    NdTiles t;
+    ndtiles_init(&t, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
+    if (how == COPY && t.tiled && shape_numel(shape, rank) > STREAM_BYTES / (int64_t)sizeof(float)) how = STREAM;
+    while (ndtiles_next(&t))
+        block_copy(t.transpose, how, t.rows, t.cols, dst + t.offset[0], t.row_step[0], t.col_step[0],
+                   src + t.offset[1], t.row_step[1], t.col_step[1]);
+}
+
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                        const float *src, const int64_t *src_strides) {
+    strided_blocks(ADD, rank, shape, dst, dst_strides, src, src_strides);
+}
+
+void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                  const int64_t *src_strides) {
+    strided_blocks(COPY, rank, shape, dst, dst_strides, src, src_strides);
 }
 
 /* contiguous: forward copies, backward passes the gradient straight through. */
@@ -561,9 +818,9 @@ static void contiguous_backward(Tensor *out) {
 Tensor *tensor_contiguous(Tensor *x) {
     if (!x) return tensor_null_input("contiguous", "x"), NULL;
     if (tensor_is_contiguous(x)) return x;
-    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank); /* every element is written below */
     if (!out) return NULL;
-    strided_accumulate(x->rank, x->shape, tensor_data(out), out->strides, tensor_data(x), x->strides);
+    strided_copy(x->rank, x->shape, tensor_data(out), out->strides, tensor_data(x), x->strides);
     return tensor_record(out, "contiguous", contiguous_backward, 1, &x);
 }
 

@@ -125,6 +125,10 @@ bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank);
 /* A contiguous tensor of zeros, owned by ctx. NULL (with an error) for a NULL ctx, a rank
  * outside 0..TENSOR_MAX_RANK, a negative dim or an element count that would overflow. */
 Tensor *tensor_zeros(Ctx *ctx, const int64_t *shape, int rank);
+/* tensor_zeros without the zeros: the values are whatever the memory held. For an op that
+ * writes every element of its result, so that it does not pay to clear memory first. Its
+ * errors are tensor_zeros' (same words, same name). */
+Tensor *tensor_empty(Ctx *ctx, const int64_t *shape, int rank);
 /* A contiguous tensor holding n values in row-major order; n must equal the element count. */
 Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *values, int64_t n);
 Tensor *tensor_scalar(Ctx *ctx, float value);
@@ -202,11 +206,65 @@ void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operand
  * For rank 1 there is one row; a NULL or rank-0 x has none (an error is recorded). */
 void nditer_init_rows(NdIter *it, const Tensor *x);
 
+/* The cache-blocked form, for layouts where the operands disagree about which dim is the
+ * contiguous one (a transpose: the destination walks a row with stride 1, the source walks it
+ * with stride 4096). It visits every element once, in blocks of rows x cols elements: element
+ * (r, c) of the current block is, for operand k, at it.offset[k] + r * it.row_step[k] +
+ * c * it.col_step[k]. Dims are merged first, as in nditer_init_inner. Usually a block is the
+ * last two merged dims (rows = the next-to-last, cols = the last), visited in row-major order.
+ * But when an operand steps over a cache line or more (16 floats) along the last dim and less
+ * along another one, that dim becomes the rows and the blocks are tiles of at most
+ * NDTILE_SIZE x NDTILE_SIZE (64 x 64): small enough for the cache lines of every operand to
+ * stay in L1 until each is used in full. The order of the tiles is not row-major (a
+ * reduction's sum comes out in another order).
+ *
+ *   NdTiles t;
+ *   ndtiles_init(&t, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
+ *   while (ndtiles_next(&t))
+ *       for (int64_t r = 0; r < t.rows; r++)
+ *           for (int64_t c = 0; c < t.cols; c++)
+ *               dst[t.offset[0] + r * t.row_step[0] + c * t.col_step[0]] =
+ *                   src[t.offset[1] + r * t.row_step[1] + c * t.col_step[1]];
+ *
+ * It fails like nditer_init (visiting nothing); an empty shape visits nothing; a single
+ * element is one block of 1 x 1. */
+#define NDTILE_SIZE 64 /* a tile is at most NDTILE_SIZE x NDTILE_SIZE elements */
+
+typedef struct {
+    int64_t rows, cols; /* the current block */
+    int64_t offset[NDITER_MAX_OPERANDS];
+    int64_t row_step[NDITER_MAX_OPERANDS], col_step[NDITER_MAX_OPERANDS];
+    bool tiled; /* the blocks are tiles of a transpose-like layout */
+    /* the walk itself */
+    NdIter outer; /* the merged dims other than the block's two */
+    int n_operands;
+    bool started;
+    int64_t n_rows, n_cols, tile_rows, tile_cols, r0, c0;
+    void (*transpose)(int how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls); /* the kernel */
+} NdTiles;
+
+void ndtiles_init(NdTiles *t, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides);
+bool ndtiles_next(NdTiles *t);
+/* Copies operand k's elements of the current block (operand k's data starts at base) into buf,
+ * row-major (rows x cols floats, at most NDTILE_SIZE x NDTILE_SIZE when t->tiled), and returns
+ * buf: a block read down its columns becomes contiguous rows, through the same transposing
+ * kernel as strided_copy's. For ops whose inner loop wants stride 1 (lesson 1's binary ops). */
+const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf);
+
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
  * 0 in src reads one element many times (a broadcast); a stride of 0 in dst adds many
- * elements into one (a reduction). */
+ * elements into one (a reduction). A cache-blocked loop (NdTiles). */
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides);
+/* dst[i] = src[i] for every index i of `shape`: the copy behind tensor_contiguous and
+ * tensor_to_array. Contiguous rows are copied with memcpy; the tiles of a transpose with an
+ * AVX2 kernel when the CPU has one (TRANSPOSE_KERNEL=generic in the environment forces the
+ * plain C loop), which streams a copy of more than 16 MB past the cache when the rows of dst
+ * start on 64-byte lines. dst and src must not overlap, and dst must not have a stride of 0. */
+void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                  const int64_t *src_strides);
+/* "avx2" or "generic": the transposing kernel strided_copy uses on this CPU now. */
+const char *transpose_kernel_name(void);
 
 /* Pointer to a tensor's first element (its storage plus its offset). */
 float *tensor_data(const Tensor *t);

@@ -6,6 +6,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +153,17 @@ FILE *bench_data_open(const BenchOptions *o, const char *columns) {
     }
     fprintf(f, "# %s\n", columns);
     return f;
+}
+
+void bench_warm_heap(size_t bytes) {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_MAX, 0);        /* never map a large block on its own: take it from the heap */
+    mallopt(M_TRIM_THRESHOLD, -1); /* never hand freed heap back to the system */
+#endif
+    char *p = malloc(bytes);
+    if (p) memset(p, 1, bytes);
+    bench_keep(p);
+    free(p);
 }
 
 const void *volatile bench_sink;

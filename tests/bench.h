@@ -63,6 +63,14 @@ bool bench_target_at_most(const char *description, double value, double limit);
  * the option was not given. */
 FILE *bench_data_open(const BenchOptions *o, const char *columns);
 
+/* Warm memory, as a long-running program has it: glibc's malloc is told to serve every
+ * allocation from its heap (none mapped fresh from the system) and to keep what is freed (no
+ * trimming), and `bytes` of heap are written once, now, before anything is timed. Without it,
+ * every large result is new memory, and the first write to each 4 KB page of it costs a page
+ * fault: on a virtual machine, often more than the op itself. Elsewhere than glibc it only
+ * writes the bytes. */
+void bench_warm_heap(size_t bytes);
+
 /* Keeps the compiler from dropping a computation whose result is never used: the pointer is
  * stored where the compiler must assume someone reads it. */
 extern const void *volatile bench_sink;

@@ -238,6 +238,254 @@ START_TEST(test_nditer_is_an_odometer) {
 }
 END_TEST
 
+/* ==== the cache-blocked copies (NdTiles, strided_copy) ================================== */
+
+/* ck_assert_msg for checks inside loops over many elements: Check reports every assertion that
+ * passes to its parent process, which would cost a system call per element. */
+#define EXPECT_THAT(cond, ...)                 \
+    do {                                       \
+        if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+    } while (0)
+
+
+/* A random view over a buffer: its dims laid out in a random order, with padding between them
+ * (an offset window), some walked backwards (negative strides) and some of stride 0 (expanded).
+ * offset and size say where element (0,...) lies and how large the buffer must be. */
+typedef struct {
+    int64_t strides[TENSOR_MAX_RANK], offset, size;
+} RandomView;
+
+static RandomView random_view(Rng *rng, int rank, const int64_t *shape, bool allow_expanded) {
+    RandomView v = {{0}, 0, 1};
+    int order[TENSOR_MAX_RANK];
+    for (int d = 0; d < rank; d++) order[d] = d;
+    for (int d = rank - 1; d > 0; d--) { /* a random memory order of the dims */
+        int e = (int)rng_int(rng, 0, d), keep = order[d];
+        order[d] = order[e];
+        order[e] = keep;
+    }
+    bool contiguous = rng_int(rng, 0, 4) == 0; /* keep some plain layouts in the mix */
+    int64_t step = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        int d = contiguous ? i : order[i];
+        v.strides[d] = step;
+        step *= shape[d] + (!contiguous && rng_int(rng, 0, 2) == 0 ? rng_int(rng, 1, 3) : 0);
+    }
+    int64_t lo = 0, hi = 0;
+    bool empty = false;
+    for (int d = 0; d < rank; d++) {
+        if (!contiguous && rng_int(rng, 0, 3) == 0) v.strides[d] = -v.strides[d];
+        if (!contiguous && allow_expanded && rng_int(rng, 0, 5) == 0) v.strides[d] = 0;
+        int64_t reach = v.strides[d] * (shape[d] > 0 ? shape[d] - 1 : 0);
+        if (reach > 0) hi += reach;
+        else lo += reach;
+        empty = empty || shape[d] == 0;
+    }
+    v.offset = empty ? 0 : -lo;
+    v.size = empty ? 1 : hi - lo + 1;
+    return v;
+}
+
+/* A shape of rank 0..4 with up to two long dims (0..150, so across the 64-element tiles, and
+ * not a multiple of them or of 8) and short others; at most about 60,000 elements. */
+static void random_tiled_shape(Rng *rng, int rank, int64_t *shape) {
+    for (int d = 0; d < rank; d++) shape[d] = rng_int(rng, 1, 3);
+    for (int k = 0; k < 2 && rank > 0; k++) {
+        int d = (int)rng_int(rng, 0, rank - 1);
+        int64_t pick = rng_int(rng, 0, 9);
+        shape[d] = pick == 0 ? 0 : pick == 1 ? 1 : rng_int(rng, 2, 150);
+    }
+    while (shape_numel(shape, rank) > 60000)
+        for (int d = 0; d < rank; d++) shape[d] = shape[d] > 1 ? shape[d] / 2 : shape[d];
+}
+
+static int64_t offset_of(int64_t flat, const int64_t *shape, int rank, const int64_t *strides) {
+    int64_t index[TENSOR_MAX_RANK], off = 0;
+    unravel_index(flat, shape, rank, index);
+    for (int d = 0; d < rank; d++) off += index[d] * strides[d];
+    return off;
+}
+
+static float *buffer_of(Rng *rng, int64_t size) {
+    float *b = malloc((size_t)size * sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    for (int64_t i = 0; i < size; i++) b[i] = (float)rng_int(rng, -8, 8); /* small integers: every sum is exact */
+    return b;
+}
+
+/* strided_copy and strided_accumulate against element-by-element loops, on random layouts
+ * large enough to be cut into tiles, with the AVX2 kernel and with the generic one. */
+static void check_strided_loops(bool generic) {
+    if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
+    else unsetenv("TRANSPOSE_KERNEL");
+    ck_assert_str_eq(transpose_kernel_name(), generic ? "generic" : __builtin_cpu_supports("avx2") ? "avx2" : "generic");
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed ^ (generic ? 0x9e11 : 0));
+    int tiled = 0;
+    for (int trial = 0; trial < 150; trial++) {
+        int rank = (int)rng_int(&rng, 0, 4);
+        int64_t shape[TENSOR_MAX_RANK], n, contiguous[TENSOR_MAX_RANK];
+        random_tiled_shape(&rng, rank, shape);
+        n = shape_numel(shape, rank);
+        contiguous_strides(shape, rank, contiguous);
+        RandomView sv = random_view(&rng, rank, shape, true), dv = random_view(&rng, rank, shape, trial % 2 == 0);
+        float *src = buffer_of(&rng, sv.size), *dst = buffer_of(&rng, dv.size), *want = malloc((size_t)dv.size * sizeof *want);
+        float *out = malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
+        ck_assert(want && out);
+        NdTiles t;
+        ndtiles_init(&t, rank, shape, 2, (const int64_t *[]){dv.strides, sv.strides});
+        tiled += t.tiled;
+
+        /* copy into a contiguous array */
+        strided_copy(rank, shape, out, contiguous, src + sv.offset, sv.strides);
+        for (int64_t f = 0; f < n; f++)
+            EXPECT_THAT(out[f] == src[sv.offset + offset_of(f, shape, rank, sv.strides)],
+                          "COURSE_SEED=%llu case %d (%s kernel): strided_copy element %lld is %g, expected %g",
+                          (unsigned long long)seed, trial, generic ? "generic" : "default", (long long)f, (double)out[f],
+                          (double)src[sv.offset + offset_of(f, shape, rank, sv.strides)]);
+        /* accumulate into another random view, which may have stride 0 (a reduction) */
+        memcpy(want, dst, (size_t)dv.size * sizeof *want);
+        for (int64_t f = 0; f < n; f++)
+            want[dv.offset + offset_of(f, shape, rank, dv.strides)] += src[sv.offset + offset_of(f, shape, rank, sv.strides)];
+        strided_accumulate(rank, shape, dst + dv.offset, dv.strides, src + sv.offset, sv.strides);
+        for (int64_t i = 0; i < dv.size; i++)
+            EXPECT_THAT(dst[i] == want[i],
+                          "COURSE_SEED=%llu case %d (%s kernel): strided_accumulate: destination slot %lld is %g, "
+                          "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default", (long long)i,
+                          (double)dst[i], (double)want[i]);
+        free(src);
+        free(dst);
+        free(want);
+        free(out);
+    }
+    EXPECT_THAT(tiled >= 20, "only %d of 150 random layouts were cut into tiles: the test no longer covers them", tiled);
+    unsetenv("TRANSPOSE_KERNEL");
+}
+
+START_TEST(test_strided_copy_against_naive) { check_strided_loops(false); }
+END_TEST
+
+START_TEST(test_strided_copy_generic_kernel) { check_strided_loops(true); }
+END_TEST
+
+/* NdTiles visits every element exactly once, with each operand's right offset, in blocks no
+ * larger than a tile when it tiles; a transpose is tiled, a contiguous walk is not. */
+START_TEST(test_ndtiles_visits_every_element_once) {
+    NdTiles t;
+    ndtiles_init(&t, 2, (const int64_t[]){100, 100}, 2, (const int64_t *[]){STRIDES(100, 1), STRIDES(1, 100)});
+    EXPECT_THAT(t.tiled, "a (100,100) transpose is copied in tiles");
+    ndtiles_init(&t, 2, (const int64_t[]){100, 100}, 2, (const int64_t *[]){STRIDES(100, 1), STRIDES(0, 1)});
+    EXPECT_THAT(!t.tiled, "a broadcast row is walked row by row");
+    ndtiles_init(&t, 2, (const int64_t[]){4096, 4096}, 1, (const int64_t *[]){STRIDES(4096, 1)});
+    ck_assert(ndtiles_next(&t));
+    EXPECT_THAT(t.rows == 1 && t.cols == 4096 * 4096 && !ndtiles_next(&t), "a contiguous (4096,4096) is one block");
+    ndtiles_init(&t, 0, NULL, 1, (const int64_t *[]){NULL});
+    ck_assert(ndtiles_next(&t) && t.rows == 1 && t.cols == 1 && t.offset[0] == 0 && !ndtiles_next(&t));
+    ndtiles_init(&t, 2, (const int64_t[]){3, 0}, 1, (const int64_t *[]){STRIDES(0, 1)});
+    EXPECT_THAT(!ndtiles_next(&t), "an empty shape has no blocks");
+
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    int tiled = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        int rank = (int)rng_int(&rng, 0, 4);
+        int64_t shape[TENSOR_MAX_RANK], contiguous[TENSOR_MAX_RANK];
+        random_tiled_shape(&rng, rank, shape);
+        int64_t n = shape_numel(shape, rank);
+        contiguous_strides(shape, rank, contiguous);
+        RandomView a = random_view(&rng, rank, shape, true), b = random_view(&rng, rank, shape, true);
+        int *seen = calloc((size_t)(n > 0 ? n : 1), sizeof *seen);
+        ck_assert_ptr_nonnull(seen);
+        ndtiles_init(&t, rank, shape, 3, (const int64_t *[]){contiguous, a.strides, b.strides});
+        tiled += t.tiled;
+        while (ndtiles_next(&t)) {
+            EXPECT_THAT(!t.tiled || (t.rows <= NDTILE_SIZE && t.cols <= NDTILE_SIZE), "COURSE_SEED=%llu case %d: a %lldx%lld tile",
+                          (unsigned long long)seed, trial, (long long)t.rows, (long long)t.cols);
+            for (int64_t r = 0; r < t.rows; r++)
+                for (int64_t c = 0; c < t.cols; c++) {
+                    int64_t f = t.offset[0] + r * t.row_step[0] + c * t.col_step[0]; /* operand 0 counts elements */
+                    EXPECT_THAT(f >= 0 && f < n && seen[f]++ == 0, "COURSE_SEED=%llu case %d: element %lld visited twice "
+                                  "or out of range", (unsigned long long)seed, trial, (long long)f);
+                    EXPECT_THAT(t.offset[1] + r * t.row_step[1] + c * t.col_step[1] == offset_of(f, shape, rank, a.strides) &&
+                                      t.offset[2] + r * t.row_step[2] + c * t.col_step[2] == offset_of(f, shape, rank, b.strides),
+                                  "COURSE_SEED=%llu case %d: element %lld: wrong offsets", (unsigned long long)seed, trial,
+                                  (long long)f);
+                }
+        }
+        for (int64_t f = 0; f < n; f++)
+            EXPECT_THAT(seen[f] == 1, "COURSE_SEED=%llu case %d: element %lld never visited", (unsigned long long)seed, trial,
+                          (long long)f);
+        free(seen);
+    }
+    EXPECT_THAT(tiled >= 20, "only %d of 200 random layouts were tiled", tiled);
+}
+END_TEST
+
+/* tensor_contiguous and tensor_to_array of transposed, flipped and offset views at sizes around
+ * the tile (64) and the kernel's 8 x 8 blocks, with both kernels. */
+START_TEST(test_contiguous_of_transposes) {
+    const int64_t sizes[] = {0, 1, 7, 8, 9, 63, 64, 65, 130};
+    for (int generic = 0; generic < 2; generic++) {
+        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
+        for (int i = 0; i < 9; i++)
+            for (int j = 0; j < 9; j++) {
+                int64_t r = sizes[i], c = sizes[j];
+                /* a (c+2, r+3) buffer; the view is its (r, c) transpose, offset by one row and column,
+                 * and in the second form also walked backwards along both dims */
+                Tensor *x = tensor_zeros(test_ctx, DIMS(c + 2, r + 3));
+                for (int64_t k = 0; k < tensor_numel(x); k++) tensor_data(x)[k] = (float)k;
+                for (int flip = 0; flip < 2; flip++) {
+                    int64_t st0 = flip ? -1 : 1, st1 = flip ? -(r + 3) : r + 3;
+                    int64_t offset = flip ? (c > 0 ? c : 1) * (r + 3) + (r > 0 ? r : 1) : (r + 3) + 1;
+                    Tensor *v = EXPECT_OK(tensor_as_strided(x, DIMS(r, c), (const int64_t[]){st0, st1}, offset));
+                    Tensor *copy = EXPECT_OK(tensor_contiguous(v));
+                    float *arr = malloc((size_t)(r * c + 1) * sizeof *arr);
+                    ck_assert_int_eq(tensor_to_array(v, arr, r * c), r * c);
+                    for (int64_t a = 0; a < r; a++)
+                        for (int64_t b = 0; b < c; b++) {
+                            float want = tensor_data(x)[offset + a * st0 + b * st1];
+                            EXPECT_THAT(tensor_data(copy)[a * c + b] == want && arr[a * c + b] == want,
+                                          "(%lld,%lld) transpose%s, %s kernel: element (%lld,%lld) is %g (to_array %g), "
+                                          "expected %g", (long long)r, (long long)c, flip ? ", flipped" : "",
+                                          generic ? "generic" : "default", (long long)a, (long long)b,
+                                          (double)tensor_data(copy)[a * c + b], (double)arr[a * c + b], (double)want);
+                        }
+                    free(arr);
+                }
+            }
+        unsetenv("TRANSPOSE_KERNEL");
+    }
+}
+END_TEST
+
+/* A transposing copy of more than 16 MB streams its writes past the cache (whole 64-byte lines,
+ * on rows that start on a line): into tensor_contiguous's result, into a 64-byte aligned array
+ * (tensor_to_array), and, not streamed, into one that is not aligned; rows not a multiple of
+ * the 8 x 8 blocks or the 64 x 64 tiles. */
+START_TEST(test_large_transposes_stream) {
+    const int64_t r = 2053, c = 2064; /* the view (r, c): its rows are 2064 floats, 16 x 129 */
+    Tensor *x = tensor_zeros(test_ctx, DIMS(c, r));
+    for (int64_t k = 0; k < c * r; k++) tensor_data(x)[k] = (float)(k % 100003);
+    Tensor *v = EXPECT_OK(tensor_as_strided(x, DIMS(r, c), STRIDES(1, r), 0));
+    Tensor *copy = EXPECT_OK(tensor_contiguous(v));
+    ck_assert_msg((uintptr_t)tensor_data(copy) % 64 == 0, "a large tensor's data starts on a cache line");
+    float *aligned = aligned_alloc(64, (size_t)(r * c) * sizeof(float)), *unaligned = malloc((size_t)(r * c + 1) * sizeof(float));
+    ck_assert(aligned && unaligned);
+    ck_assert_int_eq(tensor_to_array(v, aligned, r * c), r * c);
+    ck_assert_int_eq(tensor_to_array(v, unaligned + 1, r * c), r * c);
+    for (int64_t a = 0; a < r; a++)
+        for (int64_t b = 0; b < c; b++) {
+            float want = tensor_data(x)[b * r + a];
+            EXPECT_THAT(tensor_data(copy)[a * c + b] == want && aligned[a * c + b] == want && unaligned[1 + a * c + b] == want,
+                        "element (%lld,%lld) of the (%lld,%lld) transpose is %g (to_array: %g aligned, %g not), expected %g",
+                        (long long)a, (long long)b, (long long)r, (long long)c, (double)tensor_data(copy)[a * c + b],
+                        (double)aligned[a * c + b], (double)unaligned[1 + a * c + b], (double)want);
+        }
+    free(aligned);
+    free(unaligned);
+}
+END_TEST
+
 /* ==== printing =========================================================================== */
 
 static char *printed(const char *name, const Tensor *t, const char *fmt, char *buf, size_t size) {
@@ -456,6 +704,13 @@ int main(int argc, char **argv) {
     add_test(views, test_as_strided_views);
     add_test(views, test_nditer_is_an_odometer);
     add_test(views, test_nditer_inner_visits_the_same_offsets);
+    TCase *tiles = add_test_case(s, "cache-blocked copies");
+    tcase_set_timeout(tiles, 60);
+    add_test(tiles, test_ndtiles_visits_every_element_once);
+    add_test(tiles, test_strided_copy_against_naive);
+    add_test(tiles, test_strided_copy_generic_kernel);
+    add_test(tiles, test_contiguous_of_transposes);
+    add_test(tiles, test_large_transposes_stream);
     add_test(views, test_print_nested_brackets);
     add_test(views, test_describe_shows_strides);
     TCase *autodiff = add_test_case(s, "autodiff");

@@ -233,19 +233,34 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
                          shape_format(shape, rank, s3, sizeof s3));
         return NULL;
     }
-    Tensor *out = tensor_zeros(a->ctx, shape, rank);
+    Tensor *out = tensor_empty(a->ctx, shape, rank); /* every element is written below */
     if (!out) return NULL;
     /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
     broadcast_strides(a->shape, a->rank, a->strides, shape, rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, shape, rank, sb);
 
+    /* The output is contiguous, so each block's rows are too. An input read down the columns
+     * of a tile (a transposed input) is first copied into a small contiguous buffer, through the
+     * core's transposing kernel, so that every row below has stride 1 or 0. */
     float *o = tensor_data(out);
     const float *x = tensor_data(a), *y = tensor_data(b);
-    NdIter it;
-    int64_t n, step[3];
-    nditer_init_inner(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb}, &n, step);
-    while (nditer_next(&it))
-        binary_row(op, n, o + it.offset[0], x + it.offset[1], step[1], y + it.offset[2], step[2]);
+    float x_tile[NDTILE_SIZE * NDTILE_SIZE], y_tile[NDTILE_SIZE * NDTILE_SIZE];
+    NdTiles t;
+    ndtiles_init(&t, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
+    while (ndtiles_next(&t)) {
+        const float *xs = x + t.offset[1], *ys = y + t.offset[2];
+        int64_t x_row = t.row_step[1], x_col = t.col_step[1], y_row = t.row_step[2], y_col = t.col_step[2];
+        if (t.tiled && x_col != 0 && x_col != 1) {
+            xs = ndtiles_load(&t, 1, x, x_tile);
+            x_row = t.cols, x_col = 1;
+        }
+        if (t.tiled && y_col != 0 && y_col != 1) {
+            ys = ndtiles_load(&t, 2, y, y_tile);
+            y_row = t.cols, y_col = 1;
+        }
+        for (int64_t r = 0; r < t.rows; r++)
+            binary_row(op, t.cols, o + t.offset[0] + r * t.row_step[0], xs + r * x_row, x_col, ys + r * y_row, y_col);
+    }
     Tensor *inputs[2] = {a, b};
     return tensor_record(out, name, backward, 2, inputs);
 }
@@ -366,7 +381,7 @@ static void pow_backward(Tensor *out) {
 
 Tensor *tensor_pow_scalar(Tensor *x, float p) {
     if (!x) return tensor_null_input("pow_scalar", "x"), NULL;
-    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank); /* every element is written below */
     if (!out) return NULL;
     float *o = tensor_data(out);
     const float *xs = tensor_data(x);

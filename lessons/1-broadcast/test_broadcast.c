@@ -4,6 +4,7 @@
  * (rank 0, size 1, size 0, rank up to 4), the error contract, a gradient check of every op,
  * and seeded random shapes and views against a naive reference loop.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,6 +486,84 @@ START_TEST(test_random_against_naive) {
 }
 END_TEST
 
+/* ==== the fast paths on large views ======================================================= */
+
+/* A view of shape `shape` over a fresh random tensor, in a layout large enough for the core to
+ * cut into tiles: its dims stored in reverse order (a transpose), optionally walked backwards
+ * (negative strides) and offset into a padded storage. */
+static Tensor *transposed_view(Rng *rng, const int64_t *shape, int rank, bool flipped) {
+    int64_t strides[TENSOR_MAX_RANK], step = 1, lo = 0, hi = 0;
+    for (int d = 0; d < rank; d++) { /* dim 0 varies fastest in memory, with a gap of 1 after each dim */
+        strides[d] = flipped ? -step : step;
+        int64_t reach = strides[d] * (shape[d] > 0 ? shape[d] - 1 : 0);
+        if (reach > 0) hi += reach;
+        else lo += reach;
+        step *= shape[d] + 1;
+    }
+    Tensor *base = random_tensor(test_ctx, rng, DIMS(hi - lo + 3), 0.5f, 2.0f);
+    return tensor_as_strided(base, shape, rank, strides, 2 - lo);
+}
+
+/* add, sub, mul and div of large transposed, flipped, offset and expanded operands, and
+ * sum_to_shape of a transposed one, against reading every element by hand; with the core's
+ * AVX2 transposing kernel and with the generic one (TRANSPOSE_KERNEL=generic). */
+START_TEST(test_tiled_ops_against_naive) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    Tensor *(*const ops[4])(Tensor *, Tensor *) = {tensor_add, tensor_sub, tensor_mul, tensor_div};
+    const char *names[4] = {"add", "sub", "mul", "div"};
+    for (int trial = 0; trial < 40; trial++) {
+        bool generic = trial % 2 == 1;
+        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
+        else unsetenv("TRANSPOSE_KERNEL");
+        int rank = (int)rng_int(&rng, 2, 3);
+        int64_t shape[3], b_shape[3];
+        for (int d = 0; d < rank; d++) shape[d] = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
+        if (rank == 3) shape[0] = rng_int(&rng, 1, 3);
+        int b_kind = (int)rng_int(&rng, 0, 3); /* b: transposed too, a row (expanded), a column, contiguous */
+        for (int d = 0; d < rank; d++) b_shape[d] = shape[d];
+        if (b_kind == 1) b_shape[rank - 2] = 1;
+        if (b_kind == 2) b_shape[rank - 1] = 1;
+        Tensor *a = transposed_view(&rng, shape, rank, trial % 4 >= 2);
+        Tensor *b = b_kind == 0 ? transposed_view(&rng, b_shape, rank, trial % 3 == 0)
+                                : random_tensor(test_ctx, &rng, b_shape, rank, 0.5f, 2.0f);
+        char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+        for (int k = 0; k < 4; k++) {
+            Tensor *c = ops[k](a, b);
+            ck_assert_msg(c != NULL, "%s: %s", names[k], tensor_error());
+            int64_t n = tensor_numel(c), index[3];
+            for (int64_t t = 0; t < n; t++) {
+                unravel_index(t, c->shape, c->rank, index);
+                float x = naive_read(a, index, rank), y = naive_read(b, index, rank);
+                float want = k == 0 ? x + y : k == 1 ? x - y : k == 2 ? x * y : x / y;
+                if (tensor_data(c)[t] != want)
+                    ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s(%s transposed%s, %s %s): element %lld is %g, "
+                                 "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default", names[k],
+                                 shape_format(shape, rank, sa, sizeof sa), trial % 4 >= 2 ? " and flipped" : "",
+                                 shape_format(b_shape, rank, sb, sizeof sb), b_kind == 0 ? "transposed" : "contiguous",
+                                 (long long)t, (double)tensor_data(c)[t], (double)want);
+            }
+        }
+        /* sum_to_shape of the transposed a onto its last dim: a reduction through tiles */
+        Tensor *s = tensor_sum_to_shape(a, shape + rank - 1, 1);
+        ck_assert_msg(s != NULL, "sum_to_shape: %s", tensor_error());
+        for (int64_t j = 0; j < shape[rank - 1]; j++) {
+            double want = 0;
+            int64_t index[3] = {0, 0, 0};
+            for (int64_t i = 0; i < tensor_numel(a) / shape[rank - 1]; i++) {
+                unravel_index(i * shape[rank - 1] + j, shape, rank, index);
+                want += tensor_get(a, index);
+            }
+            if (fabs(tensor_data(s)[j] - want) > 1e-4 * (1 + fabs(want)))
+                ck_abort_msg("COURSE_SEED=%llu case %d: sum_to_shape(%s transposed) element %lld is %g, expected %g",
+                             (unsigned long long)seed, trial, shape_format(shape, rank, sa, sizeof sa), (long long)j,
+                             (double)tensor_data(s)[j], want);
+        }
+    }
+    unsetenv("TRANSPOSE_KERNEL");
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 1: broadcasting");
     TCase *chapter = add_test_case(s, "chapter");
@@ -510,5 +589,6 @@ int main(int argc, char **argv) {
     TCase *random = add_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_naive);
+    add_test(random, test_tiled_ops_against_naive);
     return run_core_tests(argc, argv, s);
 }

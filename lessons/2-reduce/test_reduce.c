@@ -308,6 +308,105 @@ START_TEST(test_random_against_naive) {
 }
 END_TEST
 
+/* ==== the reduction kernel: every layout, edge sizes, against a double reference ========== */
+
+/* A random input of `shape` in one of five layouts. The view's element at index i is
+ * base[offset + sum_d i_d * strides[d]], whatever the layout. */
+static Tensor *layout_view(Rng *rng, const int64_t *shape, int rank, int layout, const char **kind) {
+    int64_t base_shape[TENSOR_MAX_RANK], base_strides[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK], offset = 0;
+    static const char *const kinds[] = {"contiguous", "transposed (every dim reversed)", "an offset window into a padded buffer",
+                                        "walked backwards (negative strides)", "expanded (stride 0) along its first dim"};
+    *kind = kinds[layout];
+    if (layout == 0 || shape_numel(shape, rank) == 0) return random_tensor(test_ctx, rng, shape, rank, -1, 1);
+    for (int d = 0; d < rank; d++) base_shape[d] = layout == 1 ? shape[rank - 1 - d] : layout == 2 ? shape[d] + 2 : shape[d];
+    if (layout == 4) base_shape[0] = 1;
+    contiguous_strides(base_shape, rank, base_strides);
+    for (int d = 0; d < rank; d++) {
+        strides[d] = layout == 1 ? base_strides[rank - 1 - d] : layout == 3 ? -base_strides[d] : base_strides[d];
+        if (layout == 2) offset += base_strides[d];                   /* start one step in along every dim */
+        if (layout == 3) offset += (shape[d] - 1) * base_strides[d]; /* start at the far corner */
+    }
+    if (layout == 4) strides[0] = 0;
+    Tensor *base = random_tensor(test_ctx, rng, base_shape, rank, -1, 1);
+    return tensor_as_strided(base, shape, rank, strides, offset);
+}
+
+/* out (keepdim shape) against sums in double of x's elements read one by one with tensor_get.
+ * The tolerance scales with the sum of |x|: float sums of thousands of terms round. */
+static void check_sum(const Tensor *x, const Tensor *out, int a, const char *context) {
+    int64_t n = tensor_numel(x), out_n = tensor_numel(out), index[TENSOR_MAX_RANK];
+    double *want = calloc((size_t)out_n + 1, sizeof *want), *magnitude = calloc((size_t)out_n + 1, sizeof *magnitude);
+    for (int64_t i = 0; i < n; i++) {
+        unravel_index(i, x->shape, x->rank, index);
+        int64_t o = 0;
+        for (int d = 0; d < x->rank; d++)
+            if (d != a) o = o * x->shape[d] + index[d];
+        double v = tensor_get(x, index);
+        want[o] += v;
+        magnitude[o] += fabs(v);
+    }
+    float *got = malloc(((size_t)out_n + 1) * sizeof *got);
+    ck_assert_int_eq(tensor_to_array(out, got, out_n), out_n);
+    for (int64_t o = 0; o < out_n; o++)
+        ck_assert_msg(fabs(got[o] - want[o]) <= 1e-6 + 1e-5 * magnitude[o], "%s: element %lld is %.9g, reference %.9g",
+                      context, (long long)o, (double)got[o], want[o]);
+    free(want);
+    free(magnitude);
+    free(got);
+}
+
+START_TEST(test_kernel_layouts_and_edge_sizes) {
+    /* Lengths around the kernel's 8-float steps and its groups of 4 rows, and a long row; every
+     * layout; every axis. The kernel sorts dims by stride, so each layout reaches a different
+     * inner loop: a row sum (stride 1 or not), rows added onto a row, or any strides. */
+    Rng rng = rng_seeded(test_seed());
+    const int64_t lengths[] = {0, 1, 7, 8, 9, 17, 4099};
+    const int64_t shapes[][3] = {{1, 0, 0}, {3, 0, 0}, {5, 0, 0}, {9, 0, 0}, {2, 5, 0}, {3, 4, 0}};
+    const int ranks[] = {2, 2, 2, 2, 3, 3};
+    for (int si = 0; si < 6; si++) {
+        for (int li = 0; li < 7; li++) {
+            int rank = ranks[si];
+            int64_t shape[3] = {shapes[si][0], shapes[si][1], shapes[si][2]};
+            shape[rank - 1] = lengths[li];
+            if (rank == 3 && lengths[li] > 17) continue; /* keeps the test quick under valgrind */
+            for (int layout = 0; layout < 5; layout++) {
+                const char *kind;
+                Tensor *x = layout_view(&rng, shape, rank, layout, &kind);
+                ck_assert_msg(x != NULL, "%s", tensor_error());
+                char sx[SHAPE_STR_MAX], context[512];
+                shape_format(shape, rank, sx, sizeof sx);
+                for (int a = -1; a < rank; a++) { /* a = -1: sum_last_dim */
+                    snprintf(context, sizeof context, "COURSE_SEED=%llu: %s of %s (%s)", (unsigned long long)test_seed(),
+                             a < 0 ? "sum_last_dim" : a == 0 ? "sum_axis 0" : a == 1 ? "sum_axis 1" : "sum_axis 2", sx, kind);
+                    Tensor *out = a < 0 ? tensor_sum_last_dim(x) : tensor_sum_axis(x, a, true);
+                    ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+                    check_sum(x, out, a < 0 ? rank - 1 : a, context);
+                }
+                /* the mean over an axis is that sum times 1/n */
+                Tensor *mean = EXPECT_OK(tensor_mean_axis(x, 0, true)), *sum = EXPECT_OK(tensor_sum_axis(x, 0, true));
+                for (int64_t i = 0; i < tensor_numel(sum); i++)
+                    ck_assert_float_eq(tensor_data(mean)[i], tensor_data(sum)[i] * (1.0f / (float)shape[0]));
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_kernel_special_values) {
+    /* inf, nan and -0 go through the kernel's vector adds like through a plain loop */
+    Tensor *x = tensor_from(test_ctx, DIMS(3, 9), VALUES(1, 2, 3, 4, 5, 6, 7, 8, INFINITY,   /* a row with inf */
+                                                         1, 2, 3, NAN, 5, 6, 7, 8, 9,          /* nan */
+                                                         -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f));
+    Tensor *rows = EXPECT_OK(tensor_sum_last_dim(x)), *cols = EXPECT_OK(tensor_sum_axis(x, 0, false));
+    ck_assert(isinf(tensor_data(rows)[0]) && tensor_data(rows)[0] > 0);
+    ck_assert(isnan(tensor_data(rows)[1]));
+    ck_assert_float_eq(tensor_data(rows)[2], 0.0f);
+    ck_assert(isnan(tensor_data(cols)[3]));
+    ck_assert(isinf(tensor_data(cols)[8]));
+    ck_assert_float_eq(tensor_data(cols)[0], 2.0f);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 2: reductions");
     TCase *chapter = add_test_case(s, "chapter");
@@ -326,5 +425,9 @@ int main(int argc, char **argv) {
     TCase *random = add_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_naive);
+    TCase *kernel = add_test_case(s, "the reduction kernel");
+    tcase_set_timeout(kernel, 30);
+    add_test(kernel, test_kernel_layouts_and_edge_sizes);
+    add_test(kernel, test_kernel_special_values);
     return run_core_tests(argc, argv, s);
 }

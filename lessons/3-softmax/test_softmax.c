@@ -4,16 +4,21 @@
  * formula's overflow, stability for logits of size 1e4, the edge cases softmax.h decides
  * (-inf, all -inf, nan, +inf, D = 1, D = 0), views, log-softmax, cross-entropy and its
  * errors, a gradient check of every op, and seeded random rows against a double-precision
- * reference.
+ * reference. Then the fast paths (section 4.7): the vectorized exp over the whole float range,
+ * and both row kernels, plain and vectorized, on every layout and on lengths around the vector
+ * width, against the same reference.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "broadcast.h"
 #include "gradcheck.h"
 #include "harness.h"
 #include "softmax.h"
+#include "softmax_simd.h"
 
 /* The reference: softmax of one row in double precision, the stable way. */
 static void reference_softmax(const float *x, int64_t d, double *p) {
@@ -303,6 +308,197 @@ START_TEST(test_random_against_reference) {
 }
 END_TEST
 
+/* ==== the fast paths ====================================================================== */
+
+/* The distance between adjacent floats at |f| (a subnormal's, below FLT_MIN). */
+static double ulp_of(float f) {
+    int e;
+    f = fabsf(f);
+    if (f < FLT_MIN) return ldexp(1.0, -149);
+    frexpf(f, &e);
+    return ldexp(1.0, e - 24);
+}
+
+START_TEST(test_vector_exp) {
+    /* Every 4099th float, by bit pattern: about a million, from every binade, positive and
+     * negative, including subnormals, infinities and nans, and the edges of the range. The
+     * reference is exp in double; the error is in units in the last place of the float nearest
+     * to it. */
+    enum { CHUNK = 4096 };
+    static const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN,
+                                  88.7228317f, 88.7228394f, 88.72284f, 89.0f, 100.0f, 1e30f, -87.3365479f, -87.34f,
+                                  -103.2789f, -103.9720764f, -103.98f, -104.0f, -1000.0f, -1e30f, 1e-8f, -1e-8f, 0.34657359f};
+    float x[CHUNK], y[CHUNK];
+    double worst = 0.0;
+    float worst_x = 0.0f;
+    uint64_t bits = 0, count = 0;
+    int n_edges = (int)(sizeof edges / sizeof edges[0]);
+    while (bits < ((uint64_t)1 << 32)) {
+        int n = 0;
+        if (count == 0)
+            for (; n < n_edges; n++) x[n] = edges[n];
+        for (; n < CHUNK && bits < ((uint64_t)1 << 32); n++, bits += 4099) {
+            uint32_t b = (uint32_t)bits;
+            memcpy(&x[n], &b, sizeof b);
+        }
+        simd_exp(x, n, y);
+        for (int i = 0; i < n; i++, count++) {
+            double want = exp((double)x[i]);
+            float nearest = (float)want;
+            if (isnan(x[i]) || isinf(nearest) || isinf(y[i])) {
+                ck_assert_msg(isnan(x[i]) ? isnan(y[i]) : y[i] == nearest, "exp(%.9g) is %.9g, expected %.9g", (double)x[i],
+                              (double)y[i], (double)nearest);
+                continue;
+            }
+            double error = fabs((double)y[i] - want) / ulp_of(nearest);
+            if (error > worst) worst = error, worst_x = x[i];
+        }
+    }
+    ck_assert_msg(worst <= 2.0, "the vectorized exp is off by %.3f units in the last place at x = %.9g (%llu floats tried)", worst,
+                  (double)worst_x, (unsigned long long)count);
+    /* exact where it must be: a masked score gives exactly 0, a shift of 0 exactly 1 */
+    float special[4] = {-INFINITY, 0.0f, -200.0f, INFINITY}, e[4];
+    simd_exp(special, 4, e);
+    ck_assert(e[0] == 0.0f && e[1] == 1.0f && e[2] == 0.0f && isinf(e[3]));
+    /* a value's exp does not depend on where it sits: the tail of a short array (fewer than 8
+     * floats) gets the same answer as the body of a long one */
+    float long_x[24], long_y[24], short_y[24];
+    for (int i = 0; i < 24; i++) long_x[i] = -3.7f + 0.77f * (float)i;
+    simd_exp(long_x, 24, long_y);
+    for (int len = 1; len <= 17; len++) {
+        simd_exp(long_x, len, short_y);
+        for (int i = 0; i < len; i++)
+            ck_assert_msg(short_y[i] == long_y[i], "exp(%.9g): %.9g in an array of %d, %.9g in one of 24", (double)long_x[i],
+                          (double)short_y[i], len, (double)long_y[i]);
+    }
+}
+END_TEST
+
+/* A (rows, d) view holding the values v (row-major) in one of six layouts. */
+static Tensor *layout_view(int64_t rows, int64_t d, int layout, const float *v, const char **kind) {
+    static const char *const kinds[] = {"contiguous", "transposed", "an offset window into a padded buffer",
+                                        "walked backwards (negative strides)", "one row expanded (stride 0 between rows)",
+                                        "expanded along the last dim (stride 0)"};
+    int64_t n = rows * d, size, s0, s1, offset = 0;
+    *kind = kinds[layout];
+    switch (layout) {
+    case 1: size = n, s0 = 1, s1 = rows; break;
+    case 2: size = (rows + 2) * (d + 3), s0 = d + 3, s1 = 1, offset = n ? d + 5 : 0; break;
+    case 3: size = n, s0 = -d, s1 = -1, offset = n ? n - 1 : 0; break;
+    case 4: size = d, s0 = 0, s1 = 1; break;
+    case 5: size = rows, s0 = 1, s1 = 0; break;
+    default: size = n, s0 = d, s1 = 1; break;
+    }
+    Tensor *base = tensor_zeros(test_ctx, DIMS(size > 0 ? size : 1));
+    Tensor *x = tensor_as_strided(base, DIMS(rows, d), STRIDES(s0, s1), offset);
+    ck_assert_msg(x != NULL, "%s", tensor_error());
+    for (int64_t r = 0; r < rows; r++) /* where one float is read many times, the last write wins */
+        for (int64_t j = 0; j < d; j++) tensor_data(x)[r * s0 + j * s1] = v[r * d + j];
+    return x;
+}
+
+/* |got - want| <= tol_abs + tol_rel |want|, and nan or an infinity exactly where the reference has one */
+static void expect_near(double got, double want, double tol_abs, double tol_rel, const char *context, const char *what,
+                        int64_t r, int64_t j) {
+    bool ok = isnan(want) ? isnan(got) : isinf(want) ? got == want : fabs(got - want) <= tol_abs + tol_rel * fabs(want);
+    ck_assert_msg(ok, "%s: %s of row %lld, entry %lld is %.9g, reference %.9g", context, what, (long long)r, (long long)j, got,
+                  want);
+}
+
+/* softmax, log-softmax and cross-entropy of x, every row against the double-precision reference */
+static void check_row_ops(Tensor *x, Rng *rng, const char *context) {
+    int64_t rows = x->shape[0], d = x->shape[1];
+    float *v = malloc((size_t)(rows * d + 1) * sizeof *v);
+    ck_assert_int_eq(tensor_to_array(x, v, rows * d), rows * d);
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x)), *y = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    int64_t *targets = malloc((size_t)(rows + 1) * sizeof *targets);
+    double want_ce = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = v + r * d;
+        double m = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < d; j++) m = xr[j] > m ? xr[j] : m;
+        for (int64_t j = 0; j < d; j++) sum += exp((double)xr[j] - m);
+        for (int64_t j = 0; j < d; j++) {
+            double p = exp((double)xr[j] - m) / sum, log_p = ((double)xr[j] - m) - log(sum);
+            float got = tensor_data(s)[r * d + j];
+            if (p == 0.0) /* a masked entry: exactly 0, and its log exactly -inf */
+                ck_assert_msg(got == 0.0f, "%s: masked entry (%lld, %lld) is %g, not 0", context, (long long)r, (long long)j,
+                              (double)got);
+            expect_near(got, p, 1e-44, 1e-5, context, "softmax", r, j);
+            expect_near(tensor_data(y)[r * d + j], log_p, 1e-6, 1e-5, context, "log_softmax", r, j);
+        }
+        targets[r] = d > 0 ? rng_int(rng, 0, d - 1) : 0;
+        if (d > 0) want_ce -= (((double)xr[targets[r]] - m) - log(sum)) / (double)rows;
+    }
+    if (d > 0) {
+        Tensor *ce = EXPECT_OK(tensor_cross_entropy(x, targets, rows));
+        expect_near(tensor_item(ce), rows ? want_ce : NAN, 1e-6, 1e-5, context, "cross_entropy", 0, 0);
+    }
+    free(v);
+    free(targets);
+}
+
+START_TEST(test_fast_paths_against_reference) {
+    /* Both row kernels (SOFTMAX_KERNEL=generic, then the default), six layouts, lengths around
+     * the vector width of 8 and a long row of 4096+3, row counts around the block of 64 rows
+     * that strided views are copied in; logits of three scales, and special rows: masked
+     * entries, a row with nothing left, a nan, a +inf. */
+    const int64_t lengths[] = {0, 1, 7, 8, 9, 17, 4099}, row_counts[] = {1, 5, 70};
+    Rng rng = rng_seeded(test_seed());
+    for (int kernel = 0; kernel < 2; kernel++) {
+        if (kernel == 0) setenv("SOFTMAX_KERNEL", "generic", 1);
+        else unsetenv("SOFTMAX_KERNEL");
+        const char *name = softmax_kernel_name();
+        ck_assert_str_eq(name, kernel == 0 || !simd_rows_supported() ? "generic" : "avx2+fma");
+        for (int li = 0; li < 7; li++) {
+            for (int ri = 0; ri < 3; ri++) {
+                int64_t d = lengths[li], rows = row_counts[ri];
+                if (d > 17 && rows > 5) continue; /* keeps the test quick under valgrind */
+                float scale = ri == 0 ? 1.0f : ri == 1 ? 30.0f : 1e4f;
+                float *v = malloc((size_t)(rows * d + 1) * sizeof *v);
+                for (int64_t i = 0; i < rows * d; i++) v[i] = rng_float(&rng, -scale, scale);
+                if (rows >= 5 && d >= 2) {
+                    for (int64_t j = 0; j < d; j += 3) v[j] = -INFINITY; /* row 0: masked entries */
+                    for (int64_t j = 0; j < d; j++) v[d + j] = -INFINITY; /* row 1: nothing left */
+                    v[2 * d + d / 2] = NAN;                                /* row 2 */
+                    v[3 * d + d - 1] = INFINITY;                           /* row 3 */
+                }
+                for (int layout = 0; layout < 6; layout++) {
+                    const char *kind;
+                    char context[256];
+                    Tensor *x = layout_view(rows, d, layout, v, &kind);
+                    snprintf(context, sizeof context, "COURSE_SEED=%llu, %s kernels: (%lld,%lld), %s, logits in +-%g",
+                             (unsigned long long)test_seed(), name, (long long)rows, (long long)d, kind, (double)scale);
+                    check_row_ops(x, &rng, context);
+                }
+                free(v);
+            }
+        }
+    }
+    unsetenv("SOFTMAX_KERNEL");
+}
+END_TEST
+
+START_TEST(test_both_kernels_agree) {
+    /* the two kernels differ only by their exp (expf or the polynomial) and the order of the
+     * sum: a few units in the last place */
+    Rng rng = rng_seeded(test_seed());
+    Tensor *x = random_tensor(test_ctx, &rng, DIMS(6, 4099), -20, 20);
+    setenv("SOFTMAX_KERNEL", "generic", 1);
+    Tensor *plain = EXPECT_OK(tensor_softmax_last_dim(x)), *plain_log = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    unsetenv("SOFTMAX_KERNEL");
+    Tensor *fast = EXPECT_OK(tensor_softmax_last_dim(x)), *fast_log = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    for (int64_t i = 0; i < tensor_numel(x); i++) {
+        float a = tensor_data(plain)[i], b = tensor_data(fast)[i];
+        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "softmax element %lld: %.9g (generic) and %.9g (%s)", (long long)i,
+                      (double)a, (double)b, softmax_kernel_name());
+        a = tensor_data(plain_log)[i], b = tensor_data(fast_log)[i];
+        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "log_softmax element %lld: %.9g (generic) and %.9g (%s)",
+                      (long long)i, (double)a, (double)b, softmax_kernel_name());
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 3: softmax");
     TCase *chapter = add_test_case(s, "chapter");
@@ -321,5 +517,10 @@ int main(int argc, char **argv) {
     TCase *random = add_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_reference);
+    TCase *fast = add_test_case(s, "fast paths");
+    tcase_set_timeout(fast, 60);
+    add_test(fast, test_vector_exp);
+    add_test(fast, test_fast_paths_against_reference);
+    add_test(fast, test_both_kernels_agree);
     return run_core_tests(argc, argv, s);
 }

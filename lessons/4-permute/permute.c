@@ -232,10 +232,10 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
         out = tensor_as_strided(x, want, rank, strides, x->offset); /* reinterpret: no copy */
     } else {
         /* the layout does not allow a view (x is a permuted view, say): copy, in x's order */
-        out = tensor_zeros(x->ctx, want, rank);
+        out = tensor_empty(x->ctx, want, rank);
         int64_t in_order[TENSOR_MAX_RANK];
         contiguous_strides(x->shape, x->rank, in_order);
-        if (out) strided_accumulate(x->rank, x->shape, tensor_data(out), in_order, tensor_data(x), x->strides);
+        if (out) strided_copy(x->rank, x->shape, tensor_data(out), in_order, tensor_data(x), x->strides);
     }
     return tensor_record(out, op, reshape_backward, 1, &x);
 }

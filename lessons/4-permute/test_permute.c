@@ -5,6 +5,7 @@
  * the strides, reshape as a view and as a copy, the gradients, contiguous copies of permuted
  * and expanded views of rank up to 6 against a naive loop, and invalid permutations.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,71 @@ START_TEST(test_contiguous_against_naive) {
 }
 END_TEST
 
+/* The tiled copies: permutes of rank 2 to 4 with dims across the 64-element tiles (and not
+ * multiples of 8 or 64), sometimes flipped (negative strides) or offset in a padded storage;
+ * contiguous(), reshape's copy and permute's backward (which writes the gradient through the
+ * permuted strides), each against element-by-element loops, with the core's AVX2 transposing
+ * kernel and with the generic one. */
+START_TEST(test_tiled_copies_against_naive) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 4);
+    for (int trial = 0; trial < 60; trial++) {
+        bool generic = trial % 2 == 1;
+        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
+        else unsetenv("TRANSPOSE_KERNEL");
+        int rank = (int)rng_int(&rng, 2, 4), dims[TENSOR_MAX_RANK];
+        int64_t shape[TENSOR_MAX_RANK], index[TENSOR_MAX_RANK], src[TENSOR_MAX_RANK];
+        random_shape(&rng, rank, 1, 3, shape);
+        for (int k = 0; k < 2; k++) shape[rng_int(&rng, 0, rank - 1)] = rng_int(&rng, 0, 9) == 0 ? 0 : rng_int(&rng, 9, 140);
+        random_permutation(&rng, rank, dims);
+        /* x: a leaf, or a flipped window of a padded one */
+        Tensor *x = random_tensor(test_ctx, &rng, shape, rank, -9, 9);
+        if (trial % 3 == 2) {
+            int64_t padded[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK], offset = 0;
+            for (int d = 0; d < rank; d++) padded[d] = shape[d] + 1;
+            Tensor *big = random_tensor(test_ctx, &rng, padded, rank, -9, 9);
+            for (int d = 0; d < rank; d++) {
+                strides[d] = d == rank - 1 ? -big->strides[d] : big->strides[d];
+                if (d == rank - 1) offset += shape[d] > 0 ? shape[d] - 1 : 0;
+            }
+            x = EXPECT_OK(tensor_as_strided(big, shape, rank, strides, offset + 1));
+        }
+        tensor_requires_grad(x);
+        Tensor *v = tensor_permute(x, dims, rank);
+        Tensor *c = EXPECT_OK(tensor_contiguous(v));
+        int64_t flat_shape[1] = {tensor_numel(v)};
+        Tensor *r = EXPECT_OK(tensor_reshape(v, flat_shape, 1)); /* a permuted view cannot be reshaped in place */
+        char sx[SHAPE_STR_MAX];
+        for (int64_t t = 0; t < tensor_numel(v); t++) {
+            unravel_index(t, v->shape, rank, index);
+            for (int i = 0; i < rank; i++) src[dims[i]] = index[i];
+            float want = tensor_get(x, src);
+            if (tensor_data(c)[t] != want || tensor_get(r, &t) != want)
+                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s permuted: element %lld is %g (reshape %g), "
+                             "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default",
+                             shape_format(shape, rank, sx, sizeof sx), (long long)t, (double)tensor_data(c)[t],
+                             (double)tensor_get(r, &t), (double)want);
+        }
+        /* backward: the gradient of sum(w * permute(x)) is w sent back through the inverse permutation */
+        Tensor *w = random_tensor(test_ctx, &rng, v->shape, rank, -4, 4);
+        ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, v))), 0);
+        const float *gx = tensor_data(tensor_grad(x));
+        for (int64_t t = 0; t < tensor_numel(v); t++) {
+            unravel_index(t, v->shape, rank, index);
+            for (int i = 0; i < rank; i++) src[dims[i]] = index[i];
+            int64_t flat = 0;
+            for (int d = 0; d < rank; d++) flat = flat * shape[d] + src[d];
+            if (gx[flat] != tensor_data(w)[t])
+                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s permuted: gradient of element %lld is %g, "
+                             "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default",
+                             shape_format(shape, rank, sx, sizeof sx), (long long)flat, (double)gx[flat],
+                             (double)tensor_data(w)[t]);
+        }
+    }
+    unsetenv("TRANSPOSE_KERNEL");
+}
+END_TEST
+
 /* ==== bad input ========================================================================== */
 
 START_TEST(test_invalid_permutations) {
@@ -330,6 +396,7 @@ int main(int argc, char **argv) {
     TCase *random = add_test_case(s, "contiguous and bad input");
     tcase_set_timeout(random, 30);
     add_test(random, test_contiguous_against_naive);
+    add_test(random, test_tiled_copies_against_naive);
     add_test(random, test_invalid_permutations);
     return run_core_tests(argc, argv, s);
 }

@@ -9,6 +9,7 @@
  */
 #include "gather.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "permute.h"
@@ -35,6 +36,53 @@ static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, 
         return false;
     }
     return true;
+}
+
+/* o[i, :] = table[indices[i], :] for i < n (o is contiguous, (n, D) with D > 0; the indices
+ * are checked). The table is read through its strides, so any view works; how fast depends on
+ * its layout:
+ *   - rows contiguous (stride 1 along a row; the usual case, and a table expanded from (1, D)):
+ *     each row is one memcpy;
+ *   - stride 0 along a row (expanded from (V, 1)): each row is one value, repeated;
+ *   - a transposed table, whose rows step over a cache line or more per element: reading a row
+ *     costs a cache miss per float. Copying the whole table into row-major order first (the
+ *     core's tiled transpose: about 1 ns per float here, against some 20 ns per missed float) and
+ *     then copying whole rows is cheaper as soon as the gather reads more than about 1/30 of
+ *     the table's rows; the copy is made from n >= V/16 on;
+ *   - anything else: element by element, through the strides. */
+enum { TRANSPOSE_FIRST = 16 }; /* copy a transposed table first when n >= V / TRANSPOSE_FIRST */
+
+static void copy_rows(const Tensor *table, const int64_t *indices, int64_t n, float *o) {
+    int64_t v = table->shape[0], d = table->shape[1], row_step = table->strides[0], col_step = table->strides[1];
+    const float *t = tensor_data(table);
+    size_t row_bytes = (size_t)d * sizeof(float);
+    if (col_step == 1 || d == 1) {
+        for (int64_t i = 0; i < n; i++) memcpy(o + i * d, t + indices[i] * row_step, row_bytes);
+        return;
+    }
+    if (col_step == 0) {
+        for (int64_t i = 0; i < n; i++) {
+            float value = t[indices[i] * row_step];
+            for (int64_t j = 0; j < d; j++) o[i * d + j] = value;
+        }
+        return;
+    }
+    /* (a dim of size 1 may have any stride, so row_step counts only when v > 1) */
+    bool transposed = v > 1 && row_step != 0 && llabs(row_step) < llabs(col_step) && llabs(col_step) >= 16;
+    /* one scratch copy per call, freed below (never one per row), on 64-byte cache lines so that
+     * a large copy can stream them (strided_copy) */
+    size_t bytes = transposed && n >= v / TRANSPOSE_FIRST && v <= INT64_MAX / d / 4 ? (size_t)(v * d) * sizeof(float) : 0;
+    float *rows = bytes > 0 ? aligned_alloc(64, (bytes + 63) / 64 * 64) : NULL;
+    if (rows) {
+        strided_copy(2, table->shape, rows, (const int64_t[]){d, 1}, t, table->strides);
+        for (int64_t i = 0; i < n; i++) memcpy(o + i * d, rows + indices[i] * d, row_bytes);
+        free(rows);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = t + indices[i] * row_step; /* the row, through the table's strides */
+        for (int64_t j = 0; j < d; j++) o[i * d + j] = row[j * col_step];
+    }
 }
 
 /* Scatter-add: output row i came from table row indices[i], so its gradient goes back there.
@@ -69,16 +117,11 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
         return NULL;
     }
 
-    Tensor *out = tensor_zeros(table->ctx, (const int64_t[]){n, d}, 2);
+    Tensor *out = tensor_empty(table->ctx, (const int64_t[]){n, d}, 2); /* copy_rows writes every element */
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
     if (n > 0) memcpy(saved, indices, (size_t)n * sizeof *saved);
-    const float *t = tensor_data(table);
-    float *o = tensor_data(out);
-    for (int64_t i = 0; i < n; i++) {
-        const float *row = t + indices[i] * table->strides[0]; /* the row, through the table's strides */
-        for (int64_t j = 0; j < d; j++) o[i * d + j] = row[j * table->strides[1]];
-    }
+    if (d > 0) copy_rows(table, indices, n, tensor_data(out));
     out->saved = saved;
     return tensor_record(out, op, gather_rows_backward, 1, &table);
 }

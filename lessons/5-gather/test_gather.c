@@ -5,6 +5,8 @@
  * out-of-range and negative indices, a table that is a view, batched indices, a gradient
  * check, and seeded random cases against a naive loop.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +161,98 @@ START_TEST(test_random_against_naive) {
 }
 END_TEST
 
+/* The fast paths of gather_rows, on tables of every layout against reading element by element:
+ * contiguous and offset rows (one memcpy per row), a table expanded from (1,D) (rows of stride
+ * 0 apart) or from (V,1) (a row is one value), and a transposed table, also walked backwards,
+ * both with few indices (read through the strides) and with many (the table is transposed into
+ * a scratch copy first), with the core's AVX2 transposing kernel and with the generic one.
+ * Sizes cross the 8 x 8 blocks and 64 x 64 tiles of the transposing copy. The gradient is
+ * checked too: it reaches the stored tensor through the view. */
+START_TEST(test_gather_layouts_against_naive) {
+    enum { CONTIGUOUS, OFFSET, ROW_EXPANDED, COLUMN_EXPANDED, TRANSPOSED, FLIPPED, N_LAYOUTS };
+    const char *names[N_LAYOUTS] = {"contiguous", "an offset window", "expanded from (1,D)", "expanded from (V,1)",
+                                    "transposed", "transposed and flipped"};
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 5);
+    for (int trial = 0; trial < 120; trial++) {
+        bool generic = trial % 2 == 1;
+        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
+        else unsetenv("TRANSPOSE_KERNEL");
+        int layout = (int)rng_int(&rng, 0, N_LAYOUTS - 1);
+        int64_t v = rng_int(&rng, 0, 3) == 0 ? rng_int(&rng, 1, 3) : rng_int(&rng, 16, 150);
+        int64_t d = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
+        int64_t n = rng_int(&rng, 0, 1) ? rng_int(&rng, 0, v / 16) : rng_int(&rng, v / 16, 2 * v); /* few, or many */
+        int64_t *indices = malloc((size_t)(n + 1) * sizeof *indices);
+        for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1);
+        Tensor *stored, *table;
+        bool leaf_view = layout == OFFSET || layout == FLIPPED; /* views made by as_strided are leaves */
+        switch (layout) {
+        case CONTIGUOUS:
+            table = stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(v, d), -9, 9));
+            break;
+        case OFFSET: /* rows of d out of d + 3, starting one row and two columns in */
+            stored = random_tensor(test_ctx, &rng, DIMS(v + 1, d + 3), -9, 9);
+            table = tensor_as_strided(stored, DIMS(v, d), STRIDES(d + 3, 1), d + 3 + 2);
+            break;
+        case ROW_EXPANDED:
+            stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(1, d), -9, 9));
+            table = tensor_expand(stored, DIMS(v, d));
+            break;
+        case COLUMN_EXPANDED:
+            stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(v, 1), -9, 9));
+            table = tensor_expand(stored, DIMS(v, d));
+            break;
+        case TRANSPOSED:
+            stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(d, v), -9, 9));
+            table = tensor_permute(stored, AXES(1, 0));
+            break;
+        default: /* FLIPPED: the transpose, with both dims walked backwards */
+            stored = random_tensor(test_ctx, &rng, DIMS(d, v), -9, 9);
+            table = tensor_as_strided(stored, DIMS(v, d), STRIDES(-1, -v), d > 0 ? d * v - 1 : 0);
+            break;
+        }
+        ck_assert_msg(table != NULL, "%s", tensor_error());
+        if (leaf_view) tensor_requires_grad(table);
+        char context[200];
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d (%s kernel): %lld indices into a (%lld,%lld) table, %s",
+                 (unsigned long long)seed, trial, generic ? "generic" : "default", (long long)n, (long long)v, (long long)d,
+                 names[layout]);
+        Tensor *out = tensor_gather_rows(table, indices, n);
+        ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < d; j++) {
+                float want = tensor_get(table, (const int64_t[]){indices[i], j});
+                if (tensor_data(out)[i * d + j] != want)
+                    ck_abort_msg("%s: element (%lld,%lld) is %g, expected %g", context, (long long)i, (long long)j,
+                                 (double)tensor_data(out)[i * d + j], (double)want);
+            }
+        /* backward: the gradient of sum(w * out), summed onto the table, then onto the stored tensor
+         * when the table is a view made by an op (every table element that reads a stored element
+         * adds into its gradient) */
+        Tensor *w = random_tensor(test_ctx, &rng, out->shape, 2, -4, 4);
+        ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
+        float *want = calloc((size_t)(v * d + 1), sizeof *want);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < d; j++) want[indices[i] * d + j] += tensor_data(w)[i * d + j];
+        Tensor *target = leaf_view ? table : stored;
+        float *stored_want = calloc((size_t)(tensor_numel(target) + 1), sizeof *stored_want);
+        for (int64_t r = 0; r < v; r++)
+            for (int64_t j = 0; j < d; j++)
+                stored_want[leaf_view ? r * d + j : table->offset + r * table->strides[0] + j * table->strides[1]] +=
+                    want[r * d + j];
+        Tensor *g = tensor_grad(target);
+        for (int64_t k = 0; k < tensor_numel(target); k++)
+            if (fabsf(tensor_data(g)[k] - stored_want[k]) > 1e-4f * (1 + fabsf(stored_want[k])))
+                ck_abort_msg("%s: the gradient of %s element %lld is %g, expected %g", context,
+                             leaf_view ? "table" : "stored", (long long)k, (double)tensor_data(g)[k], (double)stored_want[k]);
+        free(want);
+        free(stored_want);
+        free(indices);
+    }
+    unsetenv("TRANSPOSE_KERNEL");
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 5: gather");
     TCase *chapter = add_test_case(s, "chapter");
@@ -173,5 +267,6 @@ int main(int argc, char **argv) {
     tcase_set_timeout(grads, 30);
     add_test(grads, test_gradcheck);
     add_test(grads, test_random_against_naive);
+    add_test(grads, test_gather_layouts_against_naive);
     return run_core_tests(argc, argv, s);
 }

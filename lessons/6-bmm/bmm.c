@@ -1,11 +1,11 @@
 /*
  * bmm.c - lesson 6: batched matmul with broadcast batch dims, forward and backward.
  *
- * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides), the plan
- * that splits operands into batch dims and matrix dims and broadcasts the batch dims (lesson
- * 1), the forward over every batch (with the one valid fold), the backward, then 1-D operands.
- * Last, seed 002's invalid fold, kept only for the walk-through. docs/6-bmm.md explains every
- * step.
+ * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides, and the fast
+ * kernel of gemm.c that runs every product but the smallest), the plan that splits operands
+ * into batch dims and matrix dims and broadcasts the batch dims (lesson 1), the forward over
+ * every batch (with the one valid fold), the backward, then 1-D operands. Last, seed 002's
+ * invalid fold, kept only for the walk-through. docs/6-bmm.md explains every step.
  *
  * Letters: a is (..., m, k), b is (..., k, n), out is (..., m, n). rs and cs are a matrix's row
  * and column strides. g is out's gradient; ga and gb are a's and b's.
@@ -15,19 +15,37 @@
 #include <string.h>
 
 #include "broadcast.h"
+#include "gemm.h"
 #include "permute.h"
 
 /* ==== the 2-D kernel ====================================================================== */
 
 /* out[i, j] (+)= sum over p of a[i, p] * b[p, j], every matrix read through its strides, so any
- * view works. Loop order i, p, j: the inner loop walks a row of b and a row of out. */
-static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+ * view works. Loop order i, p, j: the inner loop walks a row of b and a row of out. This is
+ * the chapter's triple loop, the definition of the product. */
+static void matmul_2d_loop(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                           float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     for (int64_t i = 0; i < m; i++)
         for (int64_t p = 0; p < k; p++) {
             float x = a[i * a_rs + p * a_cs];
             for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += x * b[p * b_rs + j * b_cs];
         }
+}
+
+/* Below this many multiply-adds (8x8x8) the triple loop is faster: gemm_f32 first allocates a
+ * buffer and packs its operands into it, a fixed cost that a tiny product does not repay. */
+#define MATMUL_SMALL 512
+
+/* Every 2-D product of the lesson, forward and backward, comes here: the same sums as the
+ * triple loop, computed by gemm.c's blocked, vectorised kernel unless the product is tiny or a
+ * dot product (one row times one column: no value is used twice, so packing only adds work).
+ * out must not overlap a or b. */
+static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    if ((double)m * (double)k * (double)n <= MATMUL_SMALL || (m == 1 && n == 1))
+        matmul_2d_loop(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+    else
+        gemm_f32(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }
 
 /* ==== the plan: batch dims broadcast, matrix dims multiply ================================ */
@@ -136,7 +154,7 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
  * ga and gb are contiguous in a's and b's own shapes and are addressed with stride 0 along
  * the batch dims that were broadcast, so the batches that shared an operand all add into the
  * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
- * add into x's gradient. */
+ * add into x's gradient. When the forward folded the batch into rows, so does the backward. */
 static void matmul_backward(Tensor *out) {
     if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
     Tensor *a = out->inputs[0], *b = out->inputs[1];
@@ -149,6 +167,16 @@ static void matmul_backward(Tensor *out) {
     float *ga = a->requires_grad ? tensor_grad_data(a) : NULL, *gb = b->requires_grad ? tensor_grad_data(b) : NULL;
     const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
     int64_t m = data.m, k = data.k, n = data.n;
+    if (matmul_folds_into_rows(data.batch_rank, data.batch, data.a_batch, data.b_batch, m, data.a_rs) &&
+        matmul_folds_into_rows(grad.batch_rank, grad.batch, grad.a_batch, grad.b_batch, m, grad.a_rs)) {
+        /* the forward's fold, backwards: a and ga are both one (rows, k) matrix, g is (rows, n),
+         * and b and gb are the same for every batch. gb's sum over the batches becomes part of
+         * one longer sum over the rows: two large products instead of two per batch. */
+        int64_t rows = shape_numel(data.batch, data.batch_rank) * m;
+        if (ga) matmul_2d(g, n, 1, bd, data.b_cs, data.b_rs, ga, grad.a_rs, grad.a_cs, rows, n, k);
+        if (gb) matmul_2d(ad, data.a_cs, data.a_rs, g, n, 1, gb, grad.b_rs, grad.b_cs, k, rows, n);
+        return;
+    }
     NdIter it;
     nditer_init(&it, data.batch_rank, data.batch, 5,
                 (const int64_t *[]){data.a_batch, data.b_batch, data.out_batch, grad.a_batch, grad.b_batch});

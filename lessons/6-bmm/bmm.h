@@ -20,7 +20,8 @@
 /* a @ b with numpy's semantics. Operands may be any views (transposed, expanded, offset); the
  * result is contiguous. Errors name both shapes: a rank-0 operand, inner dims that differ,
  * batch dims that do not broadcast. Backward: da = g @ b^T and db = a^T @ g for every batch,
- * summed over the batch dims an operand was broadcast along. */
+ * summed over the batch dims an operand was broadcast along. Every 2-D product but the tiniest
+ * runs on gemm.c's blocked, vectorised kernel (section 7.7), forward and backward. */
 Tensor *tensor_matmul(Tensor *a, Tensor *b);
 
 /* The one predicate behind the only fold this library does. A batch of products a_i @ b can

@@ -5,14 +5,19 @@
  * batch checked, and what the invalid fold would write). Then: every combination of
  * contiguous, transposed and batch-expanded operands with size-1 and missing batch dims and
  * m, n or k of 1, element by element against a naive loop; gradient checks of all of them;
- * x @ x; the fold predicate; the errors; and seeded random shapes.
+ * x @ x; the fold predicate; the errors; and seeded random shapes. Last, the fast kernel
+ * (gemm.c, section 7.7), with both of its micro-kernels: gemm_f32 itself on edge sizes and
+ * every kind of view, and tensor_matmul's products and gradients large enough to run on it,
+ * all against a naive loop in double.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bmm.h"
 #include "broadcast.h"
+#include "gemm.h"
 #include "gradcheck.h"
 #include "harness.h"
 #include "permute.h"
@@ -391,6 +396,332 @@ START_TEST(test_random_shapes) {
 }
 END_TEST
 
+/* ==== the fast kernel (gemm.c) against a naive loop in double ============================== */
+
+/* Both micro-kernels run on this machine: GEMM_KERNEL=generic forces the plain C one. Check
+ * runs each test in a process of its own, so the setting ends with the test. */
+static const char *const kernels[] = {NULL, "generic"};
+
+static const char *use_kernel(const char *kernel) {
+    if (kernel) setenv("GEMM_KERNEL", kernel, 1);
+    else unsetenv("GEMM_KERNEL");
+    return gemm_kernel_name();
+}
+
+/* How far a float32 result may be from the exact sum. A sum of L products added onto a
+ * starting value c, in float32, is within about (L + 1) * u * (|c| + the sum of |products|) of
+ * the exact value, u = 2^-24, when it is added up one term at a time (Higham, Accuracy and
+ * Stability of Numerical Algorithms, section 3.1: exactly gamma(L+1) = (L+1)u / (1 - (L+1)u)).
+ * gemm_f32 adds the terms into partial sums of KC terms that it then adds into out, so a term
+ * goes through at most L + 2 roundings; FMA rounds less, not more. The tests allow twice
+ * (L + 2) * u * magnitude: a bound, so no seed can make a right answer fail. A mistake (a term
+ * missed, counted twice or taken from the wrong place) moves a result by a whole term, which
+ * for sums of up to 600 terms is typically 20 times that tolerance or more. (The one longer
+ * sum here, a gradient over n = 4100 columns, is held only to about one term.) */
+static double sum_tolerance(int64_t terms, double magnitude) { return 2.0 * (double)(terms + 2) * 0x1p-24 * magnitude; }
+
+/* ---- gemm_f32 on plain arrays -------------------------------------------------------------- */
+
+/* A (rows, cols) matrix inside a buffer: row-major, column-major (a transposed view), rows
+ * padded, rows expanded (row stride 0: every row the same), both strides above 1, or walked
+ * backwards (negative strides). `at` is where element (0, 0) lies. */
+enum { M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_ROWS_EXPANDED, M_SPREAD, M_REVERSED, M_LAYOUTS };
+static const char *const matrix_layout[M_LAYOUTS] = {"row-major", "column-major", "padded rows", "rows expanded",
+                                                      "strides 3 and 3*cols+1", "reversed"};
+typedef struct {
+    float *buf;
+    int64_t len, at, rs, cs;
+} Matrix;
+
+static Matrix make_matrix(Rng *rng, int64_t rows, int64_t cols, int layout) {
+    Matrix x = {0};
+    switch (layout) {
+    case M_ROW_MAJOR: x.rs = cols, x.cs = 1; break;
+    case M_COL_MAJOR: x.rs = 1, x.cs = rows; break;
+    case M_PADDED: x.rs = cols + 3, x.cs = 1; break;
+    case M_ROWS_EXPANDED: x.rs = 0, x.cs = 1; break;
+    case M_SPREAD: x.rs = 3 * cols + 1, x.cs = 3; break;
+    default: x.rs = -cols, x.cs = -1; break;
+    }
+    int64_t reach_r = rows > 0 ? (rows - 1) * x.rs : 0, reach_c = cols > 0 ? (cols - 1) * x.cs : 0;
+    int64_t lo = (reach_r < 0 ? reach_r : 0) + (reach_c < 0 ? reach_c : 0);
+    int64_t hi = (reach_r > 0 ? reach_r : 0) + (reach_c > 0 ? reach_c : 0);
+    x.at = 5 - lo; /* 5 untouched floats before the lowest element, 8 after the highest */
+    x.len = x.at + hi + 1 + 8;
+    x.buf = malloc((size_t)x.len * sizeof(float));
+    for (int64_t i = 0; i < x.len; i++) x.buf[i] = rng_float(rng, -1, 1);
+    return x;
+}
+
+/* gemm_f32 on one (m, k) @ (k, n) case, out a non-zero matrix it adds into. Every element of
+ * out must be its old value plus the product, and no other float of out's buffer may change. */
+static void check_gemm(Rng *rng, const char *kernel, int64_t m, int64_t k, int64_t n, int la, int lb, int lo) {
+    Matrix a = make_matrix(rng, m, k, la), b = make_matrix(rng, k, n, lb), o = make_matrix(rng, m, n, lo);
+    float *before = malloc((size_t)o.len * sizeof(float));
+    char *in_view = calloc((size_t)o.len, 1);
+    memcpy(before, o.buf, (size_t)o.len * sizeof(float));
+    gemm_f32(a.buf + a.at, a.rs, a.cs, b.buf + b.at, b.rs, b.cs, o.buf + o.at, o.rs, o.cs, m, k, n);
+    char what[256];
+    snprintf(what, sizeof what, "gemm_f32, %s kernel, m=%lld k=%lld n=%lld, a %s, b %s, out %s", kernel,
+             (long long)m, (long long)k, (long long)n, matrix_layout[la], matrix_layout[lb], matrix_layout[lo]);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int64_t at = o.at + i * o.rs + j * o.cs;
+            double want = before[at], magnitude = fabs(want);
+            for (int64_t p = 0; p < k; p++) {
+                double x = (double)a.buf[a.at + i * a.rs + p * a.cs] * (double)b.buf[b.at + p * b.rs + j * b.cs];
+                want += x, magnitude += fabs(x);
+            }
+            double tol = sum_tolerance(k, magnitude);
+            if (!(fabs(o.buf[at] - want) <= tol))
+                ck_abort_msg("%s: out[%lld, %lld] is %.9g, the naive loop gives %.9g (tolerance %.3g)", what, (long long)i,
+                             (long long)j, (double)o.buf[at], want, tol);
+            in_view[at] = 1;
+        }
+    for (int64_t i = 0; i < o.len; i++)
+        if (!in_view[i] && memcmp(&o.buf[i], &before[i], sizeof(float)) != 0)
+            ck_abort_msg("%s: wrote outside out, %lld floats from its element (0, 0)", what, (long long)(i - o.at));
+    free(before), free(in_view), free(a.buf), free(b.buf), free(o.buf);
+}
+
+START_TEST(test_gemm_kernel_choice) {
+    ck_assert_str_eq(use_kernel("generic"), "generic");
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ck_assert_str_eq(use_kernel(NULL), "avx2+fma");
+#endif
+    ck_assert_str_eq(use_kernel("anything else"), use_kernel(NULL)); /* only "generic" forces */
+}
+END_TEST
+
+START_TEST(test_gemm_edge_sizes) {
+    /* every combination of sizes around the tile (MR = 6, NR = 16), 0 and 1 included, with the
+     * layouts of a, b and out taking turns; out is never expanded (its elements must differ) */
+    const int64_t small[] = {0, 1, 2, 5, 6, 7, 15, 16, 17};
+    const int out_layouts[] = {M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_SPREAD, M_REVERSED};
+    Rng rng = rng_seeded(test_seed());
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        int turn = 0;
+        for (int x = 0; x < 9; x++)
+            for (int y = 0; y < 9; y++)
+                for (int z = 0; z < 9; z++, turn++)
+                    check_gemm(&rng, name, small[x], small[y], small[z], turn % M_LAYOUTS, (turn / M_LAYOUTS) % M_LAYOUTS,
+                               out_layouts[turn % 5]);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_block_edges) {
+    /* sizes just around the cache blocks, one dim at a time: m around MC (and 2 MC), k around
+     * KC (and 2 KC), and n past NC once; then all three past their blocks at once */
+    enum { MC = GEMM_MC, KC = GEMM_KC, NC = GEMM_NC };
+    const int64_t cases[][3] = {{MC - 1, 7, 17},  {MC, 7, 17},     {MC + 1, 7, 17},  {2 * MC + 1, 5, 9},
+                                {7, KC - 1, 17},  {7, KC, 17},     {7, KC + 1, 17},  {5, 2 * KC + 1, 9},
+                                {3, 5, NC + 20},  {MC + 5, KC + 3, 33}};
+    Rng rng = rng_seeded(test_seed());
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+            check_gemm(&rng, name, cases[c][0], cases[c][1], cases[c][2], c % M_LAYOUTS, (c + 2) % M_LAYOUTS,
+                       c % 2 ? M_PADDED : M_ROW_MAJOR);
+    }
+}
+END_TEST
+
+START_TEST(test_gemm_random_sizes) {
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed);
+    const int out_layouts[] = {M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_SPREAD, M_REVERSED};
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        for (int trial = 0; trial < 60; trial++) {
+            int64_t big = trial % 10 == 0 ? 100 : 40;
+            int64_t m = rng_int(&rng, 0, big), k = rng_int(&rng, 0, big), n = rng_int(&rng, 0, big);
+            check_gemm(&rng, name, m, k, n, (int)rng_int(&rng, 0, M_LAYOUTS - 1), (int)rng_int(&rng, 0, M_LAYOUTS - 1),
+                       out_layouts[rng_int(&rng, 0, 4)]);
+        }
+    }
+}
+END_TEST
+
+/* ---- tensor_matmul on products large enough to run on gemm_f32, forward and backward ------- */
+
+/* How an operand of tensor_matmul is laid out: a view (tensor_as_strided) of a buffer of
+ * random values, marked as requiring its gradient, so the test compares the gradient that
+ * matmul's backward computes for exactly this view. */
+enum { V_CONTIGUOUS, V_TRANSPOSED, V_OFFSET_PADDED, V_NEGATIVE, V_BATCH_EXPANDED, V_ROWS_EXPANDED, V_PERMUTED_BATCH, V_KINDS };
+static const char *const view_kind[V_KINDS] = {"contiguous",       "transposed",    "offset, padded", "negative strides",
+                                               "batch stride 0",   "row stride 0",  "batch dims permuted"};
+
+static Tensor *strided_operand(Rng *rng, const int64_t *shape, int rank, int kind) {
+    int64_t rows = shape[rank - 2], cols = shape[rank - 1], strides[TENSOR_MAX_RANK];
+    int64_t rs = kind == V_TRANSPOSED ? 1 : kind == V_OFFSET_PADDED ? cols + 3 : kind == V_ROWS_EXPANDED ? 0 : cols;
+    int64_t cs = kind == V_TRANSPOSED ? rows : 1;
+    int64_t step = kind == V_OFFSET_PADDED ? rows * rs + 5 : rows * cols; /* one matrix, with any padding */
+    for (int d = rank - 3; d >= 0; d--) {
+        strides[d] = kind == V_BATCH_EXPANDED ? 0 : step;
+        step *= shape[d];
+    }
+    if (kind == V_PERMUTED_BATCH && rank >= 4) { /* the last two batch dims stored in the other order */
+        strides[rank - 4] = rows * cols;
+        strides[rank - 3] = rows * cols * shape[rank - 4];
+    }
+    strides[rank - 2] = rs, strides[rank - 1] = cs;
+    int64_t lo = 0, hi = 0;
+    for (int d = 0; d < rank; d++) {
+        if (kind == V_NEGATIVE) strides[d] = -strides[d]; /* every dim walked backwards */
+        int64_t reach = (shape[d] - 1) * strides[d];
+        if (reach < 0) lo += reach;
+        else hi += reach;
+    }
+    Tensor *buffer = random_tensor(test_ctx, rng, DIMS(hi - lo + 1 + 7), -1, 1);
+    return tensor_requires_grad(tensor_as_strided(buffer, shape, rank, strides, 3 - lo));
+}
+
+/* out = a @ b and the gradients of a and b for a random upstream gradient u, against loops in
+ * double over the views' own elements (tensor_get). Batch dims are matched by numpy's rule:
+ * right-aligned, a size-1 batch dim read at index 0. An element of a's gradient sums u * b
+ * over every output element it contributed to (several when a was broadcast); the tolerance
+ * counts those terms. */
+static void check_matmul(Rng *rng, Tensor *a, Tensor *b, const char *what) {
+    Tensor *c = tensor_matmul(a, b);
+    ck_assert_msg(c != NULL, "%s: %s", what, tensor_error());
+    Tensor *u = random_tensor(test_ctx, rng, c->shape, c->rank, -1, 1);
+    ck_assert_msg(tensor_backward_from(c, u) == 0, "%s: %s", what, tensor_error());
+    int r = c->rank, ra = a->rank, rb = b->rank;
+    int64_t k = a->shape[ra - 1], na = tensor_numel(a), nb = tensor_numel(b), nc = tensor_numel(c);
+    int64_t index[TENSOR_MAX_RANK], ia[TENSOR_MAX_RANK], ib[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
+    contiguous_strides(a->shape, ra, sa); /* the gradients are contiguous in a's and b's shapes */
+    contiguous_strides(b->shape, rb, sb);
+    double *want = calloc((size_t)(nc + na + nb) * 2, sizeof(double)), *mag = want + nc + na + nb;
+    int64_t *terms = calloc((size_t)(na + nb + 1), sizeof(int64_t));
+    double *want_ga = want + nc, *want_gb = want_ga + na, *mag_ga = mag + nc, *mag_gb = mag_ga + na;
+    for (int64_t t = 0; t < nc; t++) {
+        unravel_index(t, c->shape, r, index);
+        for (int d = 0; d < ra - 2; d++) ia[d] = a->shape[d] == 1 ? 0 : index[r - 2 - (ra - 2) + d];
+        for (int d = 0; d < rb - 2; d++) ib[d] = b->shape[d] == 1 ? 0 : index[r - 2 - (rb - 2) + d];
+        double g = tensor_data(u)[t];
+        for (int64_t p = 0; p < k; p++) {
+            ia[ra - 2] = index[r - 2], ia[ra - 1] = p;
+            ib[rb - 2] = p, ib[rb - 1] = index[r - 1];
+            double x = tensor_get(a, ia), y = tensor_get(b, ib);
+            int64_t fa = 0, fb = 0;
+            for (int d = 0; d < ra; d++) fa += ia[d] * sa[d];
+            for (int d = 0; d < rb; d++) fb += ib[d] * sb[d];
+            want[t] += x * y, mag[t] += fabs(x * y);
+            want_ga[fa] += g * y, mag_ga[fa] += fabs(g * y), terms[fa]++;
+            want_gb[fb] += x * g, mag_gb[fb] += fabs(x * g), terms[na + fb]++;
+        }
+    }
+    struct {
+        const char *name;
+        const float *got;
+        int64_t n, first;
+    } parts[3] = {{"a @ b", tensor_data(c), nc, 0},
+                  {"the gradient of a", tensor_data(tensor_grad(a)), na, nc},
+                  {"the gradient of b", tensor_data(tensor_grad(b)), nb, nc + na}};
+    for (int q = 0; q < 3; q++)
+        for (int64_t e = 0; e < parts[q].n; e++) {
+            int64_t at = parts[q].first + e, count = q == 0 ? k : terms[at - nc];
+            double tol = sum_tolerance(count, mag[at]);
+            if (!(fabs(parts[q].got[e] - want[at]) <= tol))
+                ck_abort_msg("%s: %s: element %lld is %.9g, the naive loop gives %.9g (tolerance %.3g)", what, parts[q].name,
+                             (long long)e, (double)parts[q].got[e], want[at], tol);
+        }
+    free(want), free(terms);
+}
+
+static void describe_product(char *buf, size_t size, const char *kernel, const Tensor *a, int ka, const Tensor *b,
+                             int kb) {
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+    snprintf(buf, size, "COURSE_SEED=%llu, %s kernel: %s %s @ %s %s", (unsigned long long)test_seed(), kernel,
+             view_kind[ka], shape_format(a->shape, a->rank, sa, sizeof sa), view_kind[kb],
+             shape_format(b->shape, b->rank, sb, sizeof sb));
+}
+
+START_TEST(test_matmul_fast_path_2d) {
+    /* m * k * n above the triple loop's 512, so gemm_f32 runs: sizes around the tile, a row
+     * times a matrix with k past KC, m past MC, n past NC, an outer product (k = 1); every view
+     * kind on either side. A dot product runs the triple loop, and its backward gemm_f32. */
+    const int64_t sizes[][3] = {{1, 300, 17}, {17, 1, 40}, {5, 7, 17},  {6, 16, 16},  {7, 15, 17}, {16, 17, 6},
+                                {33, 20, 50}, {145, 3, 4}, {3, 260, 5}, {2, 3, 4100}, {40, 1, 1},  {1, 600, 2},
+                                {1, 600, 1}};
+    Rng rng = rng_seeded(test_seed());
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        int turn = 0;
+        for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); s++)
+            for (int v = 0; v < 3; v++, turn++) {
+                int ka = turn % V_KINDS, kb = (turn * 3 + 1) % V_KINDS;
+                if (ka == V_BATCH_EXPANDED || ka == V_PERMUTED_BATCH) ka = V_NEGATIVE; /* no batch dims in 2-D */
+                if (kb == V_BATCH_EXPANDED || kb == V_PERMUTED_BATCH) kb = V_OFFSET_PADDED;
+                Tensor *a = strided_operand(&rng, DIMS(sizes[s][0], sizes[s][1]), ka);
+                Tensor *b = strided_operand(&rng, DIMS(sizes[s][1], sizes[s][2]), kb);
+                char what[512];
+                describe_product(what, sizeof what, name, a, ka, b, kb);
+                check_matmul(&rng, a, b, what);
+            }
+    }
+}
+END_TEST
+
+START_TEST(test_matmul_fast_path_batched) {
+    /* batch dims equal, size 1 against 3, missing on either side, and two of them; each with
+     * every view kind on each side (batch stride 0 on the right is the fold into rows, forward
+     * and backward; on the left, seed 002's expanded queries) */
+    typedef struct {
+        int ra, rb;
+        int64_t a[4], b[4];
+    } Shapes;
+    const Shapes shapes[] = {
+        {3, 3, {3, 9, 20}, {3, 20, 11}},          {3, 3, {1, 9, 20}, {3, 20, 11}},
+        {3, 2, {4, 7, 20}, {20, 13}},              {2, 3, {7, 20}, {4, 20, 13}},
+        {4, 3, {2, 3, 6, 17}, {3, 17, 9}},         {4, 4, {3, 2, 8, 10}, {3, 2, 10, 16}},
+    };
+    Rng rng = rng_seeded(test_seed());
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+            for (int ka = 0; ka < V_KINDS; ka++) {
+                int kb = (ka + s) % V_KINDS;
+                Tensor *a = strided_operand(&rng, shapes[s].a, shapes[s].ra, ka);
+                Tensor *b = strided_operand(&rng, shapes[s].b, shapes[s].rb, kb);
+                char what[512];
+                describe_product(what, sizeof what, name, a, ka, b, kb);
+                check_matmul(&rng, a, b, what);
+            }
+    }
+}
+END_TEST
+
+START_TEST(test_matmul_fast_path_folded) {
+    /* a shared weight: x (B, m, k) @ w (k, n), or w expanded to (B, k, n). The forward folds it
+     * into one (B*m, k) @ (k, n) product and the backward into two; a that is contiguous or
+     * walked backwards folds, the others do not. Then m = 1 (one row per batch, where the fold
+     * saves the most) and an x whose rows are all one row. */
+    Rng rng = rng_seeded(test_seed());
+    for (int kern = 0; kern < 2; kern++) {
+        const char *name = use_kernel(kernels[kern]);
+        for (int ka = 0; ka < V_KINDS; ka++) {
+            int kb = ka % 2 ? V_BATCH_EXPANDED : V_CONTIGUOUS;
+            Tensor *x = strided_operand(&rng, DIMS(5, 6, 19), ka);
+            Tensor *w = kb == V_BATCH_EXPANDED ? strided_operand(&rng, DIMS(5, 19, 21), kb)
+                                               : strided_operand(&rng, DIMS(19, 21), kb);
+            char what[512];
+            describe_product(what, sizeof what, name, x, ka, w, kb);
+            check_matmul(&rng, x, w, what);
+        }
+        Tensor *rows = strided_operand(&rng, DIMS(64, 1, 24), V_CONTIGUOUS), *w = strided_operand(&rng, DIMS(24, 9), V_CONTIGUOUS);
+        check_matmul(&rng, rows, w, "64 batches of one row @ a shared (24,9)");
+        Tensor *one_row = random_tensor(test_ctx, &rng, DIMS(24), -1, 1);
+        Tensor *same = tensor_requires_grad(tensor_as_strided(one_row, DIMS(8, 4, 24), STRIDES(0, 0, 1), 0));
+        w = strided_operand(&rng, DIMS(24, 9), V_CONTIGUOUS); /* a fresh one: a leaf's gradient accumulates */
+        check_matmul(&rng, same, w, "(1,1,24) expanded to (8,4,24): batch and row strides 0 @ a shared (24,9)");
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 6: batched matmul");
     TCase *chapter = add_test_case(s, "chapter and notes");
@@ -410,5 +741,14 @@ int main(int argc, char **argv) {
     add_test(layouts, test_backward_twice);
     add_test(layouts, test_gradcheck_broadcast_batches);
     add_test(layouts, test_random_shapes);
+    TCase *fast = add_test_case(s, "the fast kernel");
+    tcase_set_timeout(fast, 60);
+    add_test(fast, test_gemm_kernel_choice);
+    add_test(fast, test_gemm_edge_sizes);
+    add_test(fast, test_gemm_block_edges);
+    add_test(fast, test_gemm_random_sizes);
+    add_test(fast, test_matmul_fast_path_2d);
+    add_test(fast, test_matmul_fast_path_batched);
+    add_test(fast, test_matmul_fast_path_folded);
     return run_core_tests(argc, argv, s);
 }

@@ -1,0 +1,241 @@
+/*
+ * bench.c - lesson 3's benchmark (`make lesson3 bench`): softmax over the last dim of a
+ * [rows, cols] tensor (default [4096,4096]) against the cheapest op that reads and writes the
+ * same bytes, an elementwise add.
+ *
+ * The baseline is the library's tensor_add of two contiguous tensors of the same size: it
+ * reads two tensors and writes one, in a single pass, with no arithmetic to speak of. On a
+ * tensor this large (64 MB each) it runs at the speed of memory, the floor for any op that
+ * must touch every element. Softmax reads one tensor and writes one, but per element it needs
+ * an exp, and per row a max and a sum: three passes over each row. Every library op, like
+ * every row of this table that is marked "fresh", writes into a newly allocated output, whose
+ * pages the kernel must map and zero on first touch; the plain loops are measured both ways.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "broadcast.h"
+#include "softmax.h"
+#include "softmax_simd.h"
+
+typedef struct {
+    int64_t rows, cols;
+    float *x_values, *y_values; /* the inputs, kept to rebuild a context */
+    Ctx *ctx;
+    Tensor *x, *y, *xt; /* x, y contiguous (rows, cols); xt: x's values as a transposed view */
+    size_t input_bytes; /* what the context holds before any op ran */
+    float *out;         /* a warm output for the plain loops */
+} Setup;
+
+/* A new context holding the inputs. */
+static void fresh_context(Setup *s) {
+    ctx_free(s->ctx);
+    s->ctx = ctx_new();
+    int64_t n = s->rows * s->cols;
+    s->x = tensor_from(s->ctx, (const int64_t[]){s->rows, s->cols}, 2, s->x_values, n);
+    s->y = tensor_from(s->ctx, (const int64_t[]){s->rows, s->cols}, 2, s->y_values, n);
+    /* xt holds x's rows as columns: the storage is x transposed, read back through strides (1, rows) */
+    Tensor *base = tensor_zeros(s->ctx, (const int64_t[]){s->cols, s->rows}, 2);
+    if (!s->x || !s->y || !base) {
+        fprintf(stderr, "bench: %s\n", tensor_error());
+        exit(2);
+    }
+    float *b = tensor_data(base);
+    for (int64_t i0 = 0; i0 < s->rows; i0 += 64) /* in tiles of 64 x 64: a transpose a row at a time is slow */
+        for (int64_t j0 = 0; j0 < s->cols; j0 += 64)
+            for (int64_t i = i0; i < s->rows && i < i0 + 64; i++)
+                for (int64_t j = j0; j < s->cols && j < j0 + 64; j++) b[j * s->rows + i] = s->x_values[i * s->cols + j];
+    s->xt = tensor_as_strided(base, (const int64_t[]){s->rows, s->cols}, 2, (const int64_t[]){1, s->rows}, 0);
+    s->input_bytes = ctx_bytes(s->ctx);
+}
+
+/* bench_default's loop (warm-ups, then at least 5 calls and 0.2 s; --quick: 1, then 2), for a
+ * library op, with one untimed step before each call. Every op allocates its output in the
+ * context, which is freed only as a whole, so once the context holds three outputs it is
+ * rebuilt, untimed. That keeps memory bounded, as in a program that frees its context after each step:
+ * a process that keeps growing pays more for each page it touches first, and on a virtual
+ * machine much more (here, past about 700 MB, some 5x more per fresh output). */
+static BenchTime time_op(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s) {
+    enum { MAX_REPS = 1000 };
+    static double times[MAX_REPS];
+    int warmups = o->quick ? 1 : 2, min_reps = o->quick ? 2 : 5, reps = 0;
+    double min_seconds = o->quick ? 0.0 : 0.2, start = 0.0;
+    for (int call = 0; reps < MAX_REPS && (reps < min_reps || bench_now() - start < min_seconds); call++) {
+        if (ctx_bytes(s->ctx) >= s->input_bytes + 3 * (size_t)(s->rows * s->cols) * sizeof(float)) fresh_context(s);
+        if (call == warmups) start = bench_now();
+        double t0 = bench_now();
+        Tensor *out = op(s);
+        double t = bench_now() - t0;
+        if (!out) {
+            fprintf(stderr, "bench: %s\n", tensor_error());
+            exit(2);
+        }
+        bench_keep(tensor_data(out));
+        if (call >= warmups) times[reps++] = t;
+    }
+    double best = times[0];
+    for (int i = 1; i < reps; i++) best = times[i] < best ? times[i] : best;
+    return (BenchTime){best, best, reps}; /* only the best time is reported */
+}
+
+static Tensor *op_add(Setup *s) { return tensor_add(s->x, s->y); }
+static Tensor *op_softmax(Setup *s) { return tensor_softmax_last_dim(s->x); }
+static Tensor *op_log_softmax(Setup *s) { return tensor_log_softmax_last_dim(s->x); }
+static Tensor *op_softmax_transposed(Setup *s) { return tensor_softmax_last_dim(s->xt); }
+
+/* The plain C loops, over raw arrays: into the warm buffer s->out, or into a fresh one */
+static void plain_add(const Setup *s, float *restrict out) {
+    const float *restrict a = s->x_values, *restrict b = s->y_values;
+    int64_t n = s->rows * s->cols;
+    for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    bench_keep(out);
+}
+static void run_plain_add_warm(void *arg) { plain_add(arg, ((Setup *)arg)->out); }
+static void run_plain_add_fresh(void *arg) {
+    Setup *s = arg;
+    float *out = malloc((size_t)(s->rows * s->cols) * sizeof *out);
+    plain_add(s, out);
+    free(out);
+}
+/* The textbook formula, row by row, into a fresh buffer (the inputs are small: it does not overflow) */
+static void run_naive(void *arg) {
+    Setup *s = arg;
+    float *out = malloc((size_t)(s->rows * s->cols) * sizeof *out);
+    for (int64_t i = 0; i < s->rows; i++) softmax_naive_row(s->x_values + i * s->cols, s->cols, out + i * s->cols);
+    bench_keep(out);
+    free(out);
+}
+
+/* exp of every input value: expf one at a time, or the vectorized exp */
+static void run_expf(void *arg) {
+    Setup *s = arg;
+    int64_t n = s->rows * s->cols;
+    for (int64_t i = 0; i < n; i++) s->out[i] = expf(s->x_values[i]);
+    bench_keep(s->out);
+}
+static void run_simd_exp(void *arg) {
+    Setup *s = arg;
+    simd_exp(s->x_values, s->rows * s->cols, s->out);
+    bench_keep(s->out);
+}
+
+/* The vectorized exp's largest error, in units in the last place of the float nearest to exp
+ * in double, over every `stride`-th float (by bit pattern: every binade, both signs). */
+static double exp_max_ulp(uint64_t stride, uint64_t *count) {
+    enum { CHUNK = 4096 };
+    float x[CHUNK], y[CHUNK];
+    double worst = 0.0;
+    *count = 0;
+    for (uint64_t bits = 0; bits < ((uint64_t)1 << 32);) {
+        int n = 0;
+        for (; n < CHUNK && bits < ((uint64_t)1 << 32); n++, bits += stride) {
+            uint32_t b = (uint32_t)bits;
+            memcpy(&x[n], &b, sizeof b);
+        }
+        simd_exp(x, n, y);
+        for (int i = 0; i < n; i++, (*count)++) {
+            double want = exp((double)x[i]);
+            float nearest = (float)want;
+            if (isnan(x[i]) || isinf(nearest) || isinf(y[i])) {
+                if (isnan(x[i]) ? !isnan(y[i]) : y[i] != nearest) return INFINITY;
+                continue;
+            }
+            int e;
+            double ulp = fabsf(nearest) < FLT_MIN ? ldexp(1.0, -149) : (frexpf(nearest, &e), ldexp(1.0, e - 24));
+            double error = fabs((double)y[i] - want) / ulp;
+            worst = error > worst ? error : worst;
+        }
+    }
+    return worst;
+}
+
+/* The same op on the same input with the row kernels forced to the plain C ones */
+static BenchTime time_generic(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s) {
+    const char *was = getenv("SOFTMAX_KERNEL");
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", was ? was : "");
+    setenv("SOFTMAX_KERNEL", "generic", 1);
+    BenchTime t = time_op(o, op, s);
+    if (was) setenv("SOFTMAX_KERNEL", saved, 1);
+    else unsetenv("SOFTMAX_KERNEL");
+    return t;
+}
+
+int main(int argc, char **argv) {
+    BenchOptions o = bench_start(argc, argv, "lesson 3: softmax over the last dim",
+                                 "[--rows R] [--cols C]   (default 4096 x 4096; --quick: 512 x 512)");
+    Setup s = {0};
+    s.rows = bench_option_int(&o, "rows", o.quick ? 512 : 4096);
+    s.cols = bench_option_int(&o, "cols", o.quick ? 512 : 4096);
+    if (s.rows < 1 || s.cols < 1) {
+        fprintf(stderr, "bench: --rows and --cols must be at least 1\n");
+        return 2;
+    }
+    int64_t n = s.rows * s.cols;
+    s.x_values = malloc((size_t)n * sizeof(float));
+    s.y_values = malloc((size_t)n * sizeof(float));
+    s.out = malloc((size_t)n * sizeof(float));
+    if (!s.x_values || !s.y_values || !s.out) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 2;
+    }
+    /* logits in [-8, 8): ordinary scores, small enough for the naive formula too */
+    uint64_t state = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        s.x_values[i] = (float)((double)(state >> 40) / (double)(1 << 24) * 16.0 - 8.0);
+        s.y_values[i] = (float)(i % 7) - 3.0f;
+        s.out[i] = 0.0f;
+    }
+    fresh_context(&s);
+    printf("softmax row kernels: %s (SOFTMAX_KERNEL=generic forces the plain C ones)\n", softmax_kernel_name());
+
+    double bytes2 = 2.0 * 4.0 * (double)n, bytes3 = 3.0 * 4.0 * (double)n; /* read one + write one; read two + write one */
+    char what[160];
+    snprintf(what, sizeof what, "[%lld,%lld] float32, rate: bytes read and written", (long long)s.rows, (long long)s.cols);
+    bench_table_header(what, "GB/s", "the library's add of two contiguous tensors");
+    BenchTime add = time_op(&o, op_add, &s);
+    bench_table_row("tensor_add, contiguous (baseline)", add, bytes3 / add.best * 1e-9, add.best);
+    BenchTime t = bench_default(&o, run_plain_add_fresh, &s);
+    bench_table_row("plain C loop add, fresh output", t, bytes3 / t.best * 1e-9, add.best);
+    t = bench_default(&o, run_plain_add_warm, &s);
+    bench_table_row("plain C loop add, warm output", t, bytes3 / t.best * 1e-9, add.best);
+    BenchTime softmax = time_op(&o, op_softmax, &s);
+    bench_table_row("tensor_softmax_last_dim (stable)", softmax, bytes2 / softmax.best * 1e-9, add.best);
+    t = time_op(&o, op_log_softmax, &s);
+    bench_table_row("tensor_log_softmax_last_dim", t, bytes2 / t.best * 1e-9, add.best);
+    BenchTime transposed = time_op(&o, op_softmax_transposed, &s);
+    bench_table_row("tensor_softmax_last_dim, transposed view", transposed, bytes2 / transposed.best * 1e-9, add.best);
+    t = time_generic(&o, op_softmax, &s);
+    bench_table_row("softmax, plain C row kernels (expf)", t, bytes2 / t.best * 1e-9, add.best);
+    t = time_generic(&o, op_log_softmax, &s);
+    bench_table_row("log_softmax, plain C row kernels (expf)", t, bytes2 / t.best * 1e-9, add.best);
+    t = bench_default(&o, run_naive, &s);
+    bench_table_row("softmax_naive_row, fresh output (unstable)", t, bytes2 / t.best * 1e-9, add.best);
+
+    snprintf(what, sizeof what, "exp of %lld floats in [-8, 8), into a warm buffer", (long long)n);
+    bench_table_header(what, "Gexp/s", "expf, one float at a time");
+    BenchTime e = bench_default(&o, run_expf, &s);
+    bench_table_row("expf (glibc), one at a time (baseline)", e, (double)n / e.best * 1e-9, e.best);
+    t = bench_default(&o, run_simd_exp, &s);
+    bench_table_row("simd_exp: polynomial, 8 at a time (AVX2+FMA)", t, (double)n / t.best * 1e-9, e.best);
+    uint64_t count;
+    double worst = exp_max_ulp(o.quick ? 65537 : 4099, &count);
+    printf("simd_exp's largest error over %llu floats from the whole float range: %.3f units in the last place\n",
+           (unsigned long long)count, worst);
+
+    printf("\n");
+    bench_target_at_most("stable softmax forward within 4x of the same-size contiguous add (time / add's)",
+                         softmax.best / add.best, 4.0);
+    bench_target_at_most("softmax of a transposed view within 2x of the contiguous one (time / contiguous's)",
+                         transposed.best / softmax.best, 2.0);
+    ctx_free(s.ctx);
+    free(s.x_values);
+    free(s.y_values);
+    free(s.out);
+    return 0;
+}

@@ -1,0 +1,193 @@
+/*
+ * softmax_simd.c - the softmax family's row kernels, eight floats at a time (AVX2 and FMA).
+ * See softmax_simd.h; docs/3-softmax.md, section 4.7, explains why they are faster.
+ *
+ * The compiler's own vectorizer cannot do this at the course's default -O2: it has no
+ * vector exp, and gcc 12 at -O2 does not vectorize loops of unknown length. So the loops are
+ * written with intrinsics, in functions compiled for AVX2+FMA (target attribute) that are only
+ * called after the CPU said it has them; the rest of the library stays plain x86-64.
+ *
+ * The exp is the classic one (as in Cephes' expf): write x = n ln2 + r with n an integer and
+ * |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n is built
+ * directly in the float's exponent bits.
+ */
+#include "softmax_simd.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIMD_X86 1
+#include <immintrin.h>
+#endif
+
+#ifdef SIMD_X86
+
+bool simd_rows_supported(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+#define AVX2_FMA __attribute__((target("avx2,fma")))
+
+/* 2^k for 8 integers k in -126..127: the biased exponent k + 127, shifted into place. */
+AVX2_FMA static inline __m256 pow2(__m256i k) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+}
+
+/* e^x for 8 floats. */
+AVX2_FMA static inline __m256 exp8(__m256 x) {
+    /* Past these bounds e^x rounds to inf or to 0 anyway; clamping keeps n in range. min and
+     * max return their second operand when one operand is nan, so a nan passes through. */
+    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
+    /* n = round(x / ln2), r = x - n ln2. ln2 is split into a part with few bits (n * 0.693359375
+     * is exact) and the rest, so r keeps its low bits (Cody and Waite). */
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    /* e^r = 1 + r + r^2 p(r), Cephes' coefficients, by Horner's rule with fused multiply-adds */
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product
+     * is exact, the second rounds once, into the subnormals (gradual underflow) or to inf. */
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(_mm256_sub_epi32(ni, n1)));
+}
+
+/* The last d % 8 floats of a row go through the same exp8, from a padded copy, so a value's
+ * exp does not depend on where in the row it sits. */
+AVX2_FMA static __m256 exp8_partial(const float *x, int64_t count, __m256 shift, float *out) {
+    float buf[8] = {0};
+    for (int64_t i = 0; i < count; i++) buf[i] = x[i];
+    __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(buf), shift));
+    _mm256_storeu_ps(buf, e);
+    for (int64_t i = 0; i < count; i++) out[i] = buf[i];
+    return e;
+}
+
+AVX2_FMA static void exp_avx2(const float *x, int64_t n, float *out) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_loadu_ps(x + i)));
+    if (i < n) exp8_partial(x + i, n - i, _mm256_setzero_ps(), out + i);
+}
+
+AVX2_FMA static float row_max_avx2(const float *x, int64_t d) {
+    /* max(v, m) returns m when v is nan: a nan is skipped, like `if (v > m)` */
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+    int64_t j = 0;
+    for (; j + 16 <= d; j += 16) {
+        m0 = _mm256_max_ps(_mm256_loadu_ps(x + j), m0);
+        m1 = _mm256_max_ps(_mm256_loadu_ps(x + j + 8), m1);
+    }
+    for (; j + 8 <= d; j += 8) m0 = _mm256_max_ps(_mm256_loadu_ps(x + j), m0);
+    float lanes[8], m = -INFINITY;
+    _mm256_storeu_ps(lanes, _mm256_max_ps(m0, m1));
+    for (int k = 0; k < 8; k++)
+        if (lanes[k] > m) m = lanes[k];
+    for (; j < d; j++)
+        if (x[j] > m) m = x[j];
+    return m;
+}
+
+/* Each e^(x - m) is widened to double before it is added, into eight running sums (two
+ * vectors of four doubles): a float sum stops growing at 2^24, which a long row can reach. */
+AVX2_FMA static double row_exp_sum_avx2(const float *x, int64_t d, float m, float *out) {
+    __m256 shift = _mm256_set1_ps(m);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift));
+        if (out) _mm256_storeu_ps(out + j, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double lanes[4], sum = 0.0;
+    _mm256_storeu_pd(lanes, _mm256_add_pd(s0, s1));
+    sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    if (j < d) {
+        float tail[8];
+        _mm256_storeu_ps(tail, exp8_partial(x + j, d - j, shift, out ? out + j : tail));
+        for (int64_t i = 0; i < d - j; i++) sum += tail[i];
+    }
+    return sum;
+}
+
+AVX2_FMA static void row_scale_avx2(float *s, int64_t d, float k) {
+    __m256 factor = _mm256_set1_ps(k);
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), factor));
+    for (; j < d; j++) s[j] *= k;
+}
+
+AVX2_FMA static void row_shift_avx2(const float *x, int64_t d, float m, float log_sum, float *y) {
+    __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(log_sum);
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) _mm256_storeu_ps(y + j, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vl));
+    for (; j < d; j++) y[j] = (x[j] - m) - log_sum;
+}
+
+#else /* not x86-64 with GCC or clang: only the plain loops below */
+
+bool simd_rows_supported(void) { return false; }
+
+#endif
+
+/* The public functions: the vectorized kernel when the CPU has AVX2 and FMA, else the same
+ * computation one float at a time. */
+
+void simd_exp(const float *x, int64_t n, float *out) {
+#ifdef SIMD_X86
+    if (simd_rows_supported()) {
+        exp_avx2(x, n, out);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) out[i] = expf(x[i]);
+}
+
+float simd_row_max(const float *x, int64_t d) {
+#ifdef SIMD_X86
+    if (simd_rows_supported()) return row_max_avx2(x, d);
+#endif
+    float m = -INFINITY;
+    for (int64_t j = 0; j < d; j++)
+        if (x[j] > m) m = x[j];
+    return m;
+}
+
+double simd_row_exp_sum(const float *x, int64_t d, float m, float *out) {
+#ifdef SIMD_X86
+    if (simd_rows_supported()) return row_exp_sum_avx2(x, d, m, out);
+#endif
+    double sum = 0.0;
+    for (int64_t j = 0; j < d; j++) {
+        float e = expf(x[j] - m);
+        if (out) out[j] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+void simd_row_scale(float *s, int64_t d, float k) {
+#ifdef SIMD_X86
+    if (simd_rows_supported()) {
+        row_scale_avx2(s, d, k);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < d; j++) s[j] *= k;
+}
+
+void simd_row_shift(const float *x, int64_t d, float m, float log_sum, float *y) {
+#ifdef SIMD_X86
+    if (simd_rows_supported()) {
+        row_shift_avx2(x, d, m, log_sum, y);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < d; j++) y[j] = (x[j] - m) - log_sum;
+}

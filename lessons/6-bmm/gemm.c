@@ -1,0 +1,201 @@
+/*
+ * gemm.c - out += a @ b for float32 matrices, fast. docs/6-bmm.md (section 7.7) walks from
+ * the chapter's triple loop to this file, one measured step at a time.
+ *
+ * The triple loop does 2*m*k*n flops but, for large matrices, keeps fetching the same values
+ * from memory: the CPU can multiply far faster than memory can deliver. This file uses the
+ * three ideas behind every fast BLAS (Goto's method, as in OpenBLAS and BLIS) so that each
+ * value fetched is used many times while it sits in a near cache or in a register:
+ *
+ * 1. The micro-kernel. An MR x NR tile of out (6 x 16) stays in CPU registers for the whole
+ *    sum over p. Each step loads 6 values of a column of a and 16 values of a row of b and does
+ *    6 x 16 multiply-adds: every value loaded is used 16 or 6 times. With AVX2, 16 floats are
+ *    two 8-lane registers and one FMA instruction does 8 multiply-adds, rounded once.
+ * 2. Packing. The kernel wants its 6 values of a and 16 values of b side by side, step after
+ *    step. So a block of a and a block of b are first copied into buffers in exactly that
+ *    order, padded with zeros to whole tiles. Whatever the views' strides (transposed,
+ *    expanded, negative), the kernel then reads plain contiguous memory and never sees an edge.
+ * 3. Cache blocking. The sum over k is cut into slices of KC. A KC x NR sliver of packed b
+ *    (16 KB) stays in the L1 cache while the kernel sweeps down an MC x KC block of packed a
+ *    (144 KB, in L2), and the KC x NC block of packed b (up to 4 MB, L2/L3) serves every block
+ *    of a. Each float brought from memory is used about MC or NC times before it is evicted.
+ *
+ * The kernel is written twice: in plain C, for any CPU, and with AVX2+FMA intrinsics in a
+ * function compiled for those instructions alone (the target attribute), so the library still
+ * builds with the default flags (no -march) and runs anywhere. Which one runs is asked of the
+ * CPU at run time.
+ */
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+#define MR GEMM_MR
+#define NR GEMM_NR
+#define MC GEMM_MC /* a multiple of MR */
+#define KC GEMM_KC
+#define NC GEMM_NC /* a multiple of NR */
+
+static int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/* ==== the micro-kernels =================================================================== */
+
+/* c[i, j] += sum over p < kc of pa[p*MR + i] * pb[p*NR + j] for the whole MR x NR tile: pa and
+ * pb are packed slivers (below), c's rows are ldc apart and its columns contiguous. */
+typedef void Kernel(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc);
+
+/* Plain C: the reference, and the kernel on CPUs without AVX2. The tile is summed in a local
+ * array, then added into c once. Without -march the compiler has SSE's 16 registers of 4
+ * floats, too few for 96, so the array stays in the L1 cache; every step still uses each value
+ * it loads 6 or 16 times. The function starts on a 64-byte boundary: its short inner loop ran
+ * at two thirds of the speed when it happened to straddle one. */
+#if defined(__GNUC__)
+__attribute__((aligned(64)))
+#endif
+static void kernel_generic(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc) {
+    float t[MR][NR] = {{0}};
+    for (int64_t p = 0; p < kc; p++, pa += MR, pb += NR)
+        for (int i = 0; i < MR; i++)
+            for (int j = 0; j < NR; j++) t[i][j] += pa[i] * pb[j];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++) c[i * ldc + j] += t[i][j];
+}
+
+#ifdef GEMM_X86
+/* AVX2+FMA: row i of the tile is two 8-float registers, ci0 (columns 0-7) and ci1 (8-15).
+ * Each step loads the 16 floats of b once, then for each of the 6 rows broadcasts a[i] to all
+ * 8 lanes and does two fused multiply-adds. 12 accumulators + 2 registers of b + 1 of a use 15
+ * of the 16 registers. The rows are spelled out (ROW) rather than looped over so that the
+ * accumulators surely stay in registers at -O2. */
+__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *pa, const float *pb, float *c,
+                                                            int64_t ldc) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t p = 0; p < kc; p++, pa += MR, pb += NR) {
+        __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), x; /* packed b is 32-byte aligned */
+#define ROW(i)                                 \
+    x = _mm256_broadcast_ss(pa + i);           \
+    c##i##0 = _mm256_fmadd_ps(x, b0, c##i##0); \
+    c##i##1 = _mm256_fmadd_ps(x, b1, c##i##1)
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+#undef ROW
+    }
+#define STORE(i)                                                                         \
+    _mm256_storeu_ps(c + i * ldc, _mm256_add_ps(_mm256_loadu_ps(c + i * ldc), c##i##0)); \
+    _mm256_storeu_ps(c + i * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + i * ldc + 8), c##i##1))
+    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
+#undef STORE
+}
+#endif
+
+/* The kernel for this CPU. Asked on every call: it is cheap next to any product, and the
+ * tests can change GEMM_KERNEL between calls. */
+static Kernel *pick_kernel(const char **name) {
+    const char *force = getenv("GEMM_KERNEL");
+    int generic = force && strcmp(force, "generic") == 0;
+#ifdef GEMM_X86
+    if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        *name = "avx2+fma";
+        return kernel_avx2;
+    }
+#endif
+    (void)generic;
+    *name = "generic";
+    return kernel_generic;
+}
+
+const char *gemm_kernel_name(void) {
+    const char *name;
+    pick_kernel(&name);
+    return name;
+}
+
+/* ==== packing ============================================================================= */
+
+/* A kc x nc block of b (rows rs apart, columns cs apart) as slivers of NR columns. Sliver s
+ * holds columns s*NR .. s*NR + NR-1, row after row: pb[s*kc*NR + p*NR + j]. Columns past nc
+ * are zeros, so the kernel computes them harmlessly and they are never stored. */
+static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t cs, float *pb) {
+    for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+        int64_t nr = min64(NR, nc - j0);
+        for (int64_t p = 0; p < kc; p++, pb += NR) {
+            const float *src = b + p * rs + j0 * cs;
+            if (nr == NR && cs == 1) {
+                memcpy(pb, src, NR * sizeof(float)); /* the common case: part of a contiguous row */
+            } else {
+                for (int64_t j = 0; j < NR; j++) pb[j] = j < nr ? src[j * cs] : 0.0f;
+            }
+        }
+    }
+}
+
+/* An mc x kc block of a as slivers of MR rows. Sliver s holds rows s*MR .. s*MR + MR-1, column
+ * after column: pa[s*kc*MR + p*MR + i]. Rows past mc are zeros. */
+static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
+    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+        int64_t mr = min64(MR, mc - i0);
+        for (int64_t p = 0; p < kc; p++, pa += MR)
+            for (int64_t i = 0; i < MR; i++) pa[i] = i < mr ? a[(i0 + i) * rs + p * cs] : 0.0f;
+    }
+}
+
+/* ==== the loops around the kernel ========================================================= */
+
+/* One tile of out. A whole tile of an out whose rows are contiguous is added to in place; a
+ * partial one (the right and bottom edges) or one of a strided out is computed into a zeroed
+ * local tile, and the part that exists is added into out. */
+static void tile(Kernel *kernel, int64_t kc, const float *pa, const float *pb, float *out, int64_t rs, int64_t cs,
+                 int64_t mr, int64_t nr) {
+    if (mr == MR && nr == NR && cs == 1) {
+        kernel(kc, pa, pb, out, rs);
+        return;
+    }
+    float t[MR * NR] = {0};
+    kernel(kc, pa, pb, t, NR);
+    for (int64_t i = 0; i < mr; i++)
+        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * NR + j];
+}
+
+void gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
+              int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    if (m <= 0 || n <= 0 || k <= 0) return; /* nothing to add */
+    const char *name;
+    Kernel *kernel = pick_kernel(&name);
+    /* One buffer for a packed block of a and one of b, no larger than this product needs, each
+     * a whole number of 64-byte cache lines (16 floats), so packed b starts 64-byte aligned for
+     * the kernel's aligned loads. One allocation, not two: glibc gives blocks over 128 KB back
+     * to the system when they are freed, and with two it did so, then faulted the pages in
+     * again, on every call (a quarter of the time at 256^3). */
+    size_t a_floats = (size_t)round_up(round_up(min64(m, MC), MR) * min64(k, KC), 16);
+    size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);
+    float *pa = aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
+    if (!pa) { /* out of memory: the triple loop needs no buffer */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
+        return;
+    }
+    float *pb = pa + a_floats;
+    for (int64_t jc = 0; jc < n; jc += NC) { /* columns of b and out, NC at a time */
+        int64_t nc = min64(NC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += KC) { /* the sum over p, KC terms at a time */
+            int64_t kc = min64(KC, k - pc);
+            pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
+            for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
+                int64_t mc = min64(MC, m - ic);
+                pack_a(mc, kc, a + ic * a_rs + pc * a_cs, a_rs, a_cs, pa);
+                for (int64_t jr = 0; jr < nc; jr += NR)     /* one sliver of b stays in L1 ... */
+                    for (int64_t ir = 0; ir < mc; ir += MR) /* ... while the slivers of a stream past it */
+                        tile(kernel, kc, pa + ir * kc, pb + jr * kc, out + (ic + ir) * out_rs + (jc + jr) * out_cs,
+                             out_rs, out_cs, min64(MR, mc - ir), min64(NR, nc - jr));
+            }
+        }
+    }
+    free(pa);
+}
