@@ -591,6 +591,30 @@ static void transpose_generic(int how, int64_t ni, int64_t nj, float *d, int64_t
     }
 }
 
+/* a op b, or b op a when swap: the four ops of lesson 1, for one element */
+static float tile_op1(TileOp op, bool swap, float a, float b) {
+    if (swap) {
+        float t = a;
+        a = b;
+        b = t;
+    }
+    switch (op) {
+    case TILE_ADD: return a + b;
+    case TILE_SUB: return a - b;
+    case TILE_MUL: return a * b;
+    default: return a / b;
+    }
+}
+
+/* d[i * ld + j] = s[j * ls + i] op b[i * br + j * bc] (the operands swapped when swap) for
+ * i < ni, j < nj: an elementwise op whose input s is read transposed, the plain C loop. */
+static void transpose_op_generic(TileOp op, bool swap, bool stream, int64_t ni, int64_t nj, float *d, int64_t ld,
+                                 const float *s, int64_t ls, const float *b, int64_t br, int64_t bc) {
+    (void)stream;
+    for (int64_t i = 0; i < ni; i++)
+        for (int64_t j = 0; j < nj; j++) d[i * ld + j] = tile_op1(op, swap, s[j * ls + i], b[i * br + j * bc]);
+}
+
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define TENSOR_X86 1
 #include <immintrin.h>
@@ -652,6 +676,69 @@ __attribute__((target("avx2"))) static void transpose_avx2(int how, int64_t ni, 
     _mm256_zeroupper();
     transpose_generic(how, ni - i8, nj, dst + i8 * ld, ld, src + i8, ls); /* the rows left over */
     transpose_generic(how, i8, nj - j8, dst + j8, ld, src + j8 * ls, ls); /* the columns left over */
+}
+
+__attribute__((target("avx2"))) static inline __m256 tile_op8(TileOp op, bool swap, __m256 a, __m256 b) {
+    if (swap) {
+        __m256 t = a;
+        a = b;
+        b = t;
+    }
+    switch (op) {
+    case TILE_ADD: return _mm256_add_ps(a, b);
+    case TILE_SUB: return _mm256_sub_ps(a, b);
+    case TILE_MUL: return _mm256_mul_ps(a, b);
+    default: return _mm256_div_ps(a, b);
+    }
+}
+
+/* Row i of the 8 x 8 block just transposed, v, combined with b's 8 elements of that row (or
+ * its one element, broadcast, when bc is 0) and stored. */
+#define STORE_OP(k, v)                                                                                      \
+    do {                                                                                                    \
+        const float *bk = b + (i + (k)) * br + j * bc;                                                      \
+        __m256 r = tile_op8(op, swap, (v), bc ? _mm256_loadu_ps(bk) : _mm256_set1_ps(bk[0]));               \
+        if (streaming) _mm256_stream_ps(d + (k) * ld, r);                                                   \
+        else _mm256_storeu_ps(d + (k) * ld, r);                                                             \
+    } while (0)
+
+/* transpose_op_generic through AVX2 registers: each 8 x 8 block of s is transposed as in
+ * transpose_avx2, and the op applied to its eight rows before they are stored (streamed, in
+ * strips 16 columns wide so that whole lines are written, when stream and the rows start on
+ * 64-byte lines). bc is 0 or 1. */
+__attribute__((target("avx2"), always_inline)) static inline void
+transpose_op_body(TileOp op, bool swap, bool stream, int64_t ni, int64_t nj, float *dst, int64_t ld, const float *src,
+                  int64_t ls, const float *b, int64_t br, int64_t bc) {
+    int64_t i8 = ni - ni % 8, j8 = nj - nj % 8;
+    bool streaming = stream && (uintptr_t)dst % 64 == 0 && ld % 16 == 0 && nj % 16 == 0;
+    for (int64_t j0 = 0; j0 < j8; j0 += 16)
+        for (int64_t i = 0; i < i8; i += 8)
+            for (int64_t j = j0; j < j0 + 16 && j < j8; j += 8) {
+                float *d = dst + i * ld + j;
+                const float *s = src + j * ls + i;
+                TRANSPOSE8X8(s, ls, STORE_OP);
+            }
+    if (streaming) _mm_sfence();
+    _mm256_zeroupper();
+    transpose_op_generic(op, swap, false, ni - i8, nj, dst + i8 * ld, ld, src + i8, ls, b + i8 * br, br, bc);
+    transpose_op_generic(op, swap, false, i8, nj - j8, dst + j8, ld, src + j8 * ls, ls, b + j8 * bc, br, bc);
+}
+#undef STORE_OP
+
+/* One copy of the kernel per op, order and kind of b, so that none of these is asked per store. */
+__attribute__((target("avx2"))) static void transpose_op_avx2(TileOp op, bool swap, bool stream, int64_t ni,
+                                                             int64_t nj, float *d, int64_t ld, const float *s,
+                                                             int64_t ls, const float *b, int64_t br, int64_t bc) {
+#define CASE(OP, SWAP, BC) \
+    if (op == OP && swap == SWAP && bc == BC) return transpose_op_body(OP, SWAP, stream, ni, nj, d, ld, s, ls, b, br, BC)
+#define CASES(OP) CASE(OP, false, 0); CASE(OP, false, 1); CASE(OP, true, 0); CASE(OP, true, 1)
+    CASES(TILE_ADD);
+    CASES(TILE_SUB);
+    CASES(TILE_MUL);
+    CASES(TILE_DIV);
+#undef CASES
+#undef CASE
+    transpose_op_generic(op, swap, stream, ni, nj, d, ld, s, ls, b, br, bc); /* not reached: bc is 0 or 1 */
 }
 #undef STORE_COPY
 #undef STORE_ADD
@@ -726,6 +813,7 @@ void ndtiles_init(NdTiles *t, int rank, const int64_t *shape, int n_operands, co
     }
     for (int k = 0; k < n_operands; k++) outer_strides[k] = outer[k];
     nditer_init(&t->outer, rest, outer_shape, n_operands, outer_strides);
+    t->stream = t->tiled && shape_numel(shape, rank) > STREAM_BYTES / (int64_t)sizeof(float);
     t->transpose = pick_transpose(NULL);
 }
 
@@ -758,7 +846,14 @@ static void row_copy(bool add, int64_t n, float *d, int64_t ds, const float *s, 
         else for (int64_t i = 0; i < n; i++) d[i] += s[0];
     } else if (ds == 0 && add) { /* a reduction: the sum of a row, added once */
         float sum = 0.0f;
-        for (int64_t i = 0; i < n; i++) sum += s[i * ss];
+        int64_t i = 0;
+        if (ss == 1) { /* eight running sums, which the compiler turns into one vector (lesson 2) */
+            float acc[8] = {0};
+            for (; i + 8 <= n; i += 8)
+                for (int k = 0; k < 8; k++) acc[k] += s[i + k];
+            sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        }
+        for (; i < n; i++) sum += s[i * ss];
         d[0] += sum;
     } else if (add) {
         for (int64_t i = 0; i < n; i++) d[i * ds] += s[i * ss];
@@ -787,11 +882,74 @@ const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf
     return buf;
 }
 
+/* The kernel that goes with the tiles' transposing kernel: AVX2, or the plain C loop. */
+static void (*transpose_op_kernel(const NdTiles *t))(TileOp, bool, bool, int64_t, int64_t, float *, int64_t,
+                                                     const float *, int64_t, const float *, int64_t, int64_t) {
+#ifdef TENSOR_X86
+    if (t->transpose == transpose_avx2) return transpose_op_avx2;
+#endif
+    (void)t;
+    return transpose_op_generic;
+}
+
+void ndtiles_binary(const NdTiles *t, TileOp op, float *out, const float *x, const float *y) {
+    float x_tile[TILE * TILE], y_tile[TILE * TILE];
+    float *o = out + t->offset[0];
+    int64_t ld = t->row_step[0]; /* out's col_step is 1 */
+    const float *in[2] = {x + t->offset[1], y + t->offset[2]};
+    int64_t row[2] = {t->row_step[1], t->row_step[2]}, col[2] = {t->col_step[1], t->col_step[2]};
+    /* The input the kernel transposes: one read down the block's columns with stride 1. */
+    int k = row[0] == 1 && magnitude(col[0]) > 1 ? 0 : row[1] == 1 && magnitude(col[1]) > 1 ? 1 : -1;
+    /* Any other input whose columns are neither contiguous nor broadcast is copied into a
+     * buffer first, where they are. */
+    for (int m = 0; m < 2; m++) {
+        if (m == k || col[m] == 0 || col[m] == 1) continue;
+        in[m] = ndtiles_load(t, m + 1, m == 0 ? x : y, m == 0 ? x_tile : y_tile);
+        row[m] = t->cols;
+        col[m] = 1;
+    }
+    if (k < 0) { /* nothing left to transpose */
+        for (int64_t r = 0; r < t->rows; r++)
+            for (int64_t c = 0; c < t->cols; c++)
+                o[r * ld + c] = tile_op1(op, false, in[0][r * row[0] + c * col[0]], in[1][r * row[1] + c * col[1]]);
+        return;
+    }
+    transpose_op_kernel(t)(op, k == 1, t->stream, t->rows, t->cols, o, ld, in[k], col[k], in[1 - k], row[1 - k],
+                           col[1 - k]);
+}
+
 static void strided_blocks(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                            const float *src, const int64_t *src_strides) {
+    int64_t sorted_shape[TENSOR_MAX_RANK], sorted_dst[TENSOR_MAX_RANK], sorted_src[TENSOR_MAX_RANK];
+    if (how == ADD && rank >= 0 && rank <= TENSOR_MAX_RANK && shape && dst_strides && src_strides) {
+        /* A sum visits the dims in any order, and the best order walks memory: the dims sorted by
+         * their larger stride, largest outermost (a stable sort, so ties keep their order). The
+         * sum of a transposed (4096,4096) then reads it row by row, as it lies, and the dims
+         * that line up merge into one long row. */
+        int order[TENSOR_MAX_RANK];
+        for (int k = 0; k < rank; k++) {
+            int64_t key = magnitude(dst_strides[k]) > magnitude(src_strides[k]) ? magnitude(dst_strides[k])
+                                                                                 : magnitude(src_strides[k]);
+            int m = k;
+            for (; m > 0; m--) {
+                int p = order[m - 1];
+                int64_t prev = magnitude(dst_strides[p]) > magnitude(src_strides[p]) ? magnitude(dst_strides[p])
+                                                                                      : magnitude(src_strides[p]);
+                if (prev >= key) break;
+                order[m] = p;
+            }
+            order[m] = k;
+        }
+        for (int k = 0; k < rank; k++) {
+            sorted_shape[k] = shape[order[k]];
+            sorted_dst[k] = dst_strides[order[k]];
+            sorted_src[k] = src_strides[order[k]];
+        }
+        shape = sorted_shape, dst_strides = sorted_dst, src_strides = sorted_src;
+    }
     NdTiles t;
     ndtiles_init(&t, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
-    if (how == COPY && t.tiled && shape_numel(shape, rank) > STREAM_BYTES / (int64_t)sizeof(float)) how = STREAM;
+    if (how == COPY && t.stream) how = STREAM;
     while (ndtiles_next(&t))
         block_copy(t.transpose, how, t.rows, t.cols, dst + t.offset[0], t.row_step[0], t.col_step[0],
                    src + t.offset[1], t.row_step[1], t.col_step[1]);

@@ -234,7 +234,8 @@ typedef struct {
     int64_t rows, cols; /* the current block */
     int64_t offset[NDITER_MAX_OPERANDS];
     int64_t row_step[NDITER_MAX_OPERANDS], col_step[NDITER_MAX_OPERANDS];
-    bool tiled; /* the blocks are tiles of a transpose-like layout */
+    bool tiled;  /* the blocks are tiles of a transpose-like layout */
+    bool stream; /* tiled, and more than 16 MB in all: a copy streams its stores past the cache */
     /* the walk itself */
     NdIter outer; /* the merged dims other than the block's two */
     int n_operands;
@@ -250,6 +251,15 @@ bool ndtiles_next(NdTiles *t);
  * buf: a block read down its columns becomes contiguous rows, through the same transposing
  * kernel as strided_copy's. For ops whose inner loop wants stride 1 (lesson 1's binary ops). */
 const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf);
+
+/* The elementwise ops of lesson 1, for one tiled block (t->tiled) of three operands: operand 0
+ * the result out, written with stride 1 along the block's columns (a new contiguous tensor),
+ * operands 1 and 2 the inputs x and y: out = x op y over the block. An input read down the
+ * block's columns (a transposed input) goes through the transposing kernel, and the op is
+ * applied in its registers on the way out, so that the block is read and written once; a large
+ * result (more than 16 MB) is streamed past the cache, as strided_copy does. */
+typedef enum { TILE_ADD, TILE_SUB, TILE_MUL, TILE_DIV } TileOp;
+void ndtiles_binary(const NdTiles *t, TileOp op, float *out, const float *x, const float *y);
 
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
  * 0 in src reads one element many times (a broadcast); a stride of 0 in dst adds many

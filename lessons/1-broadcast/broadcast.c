@@ -175,7 +175,7 @@ Tensor *tensor_sum(Tensor *x) { return sum_to_shape_named("sum", x, NULL, 0); }
 
 /* ==== elementwise ops with broadcasting ================================================== */
 
-typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } BinaryOp;
+typedef enum { OP_ADD = TILE_ADD, OP_SUB = TILE_SUB, OP_MUL = TILE_MUL, OP_DIV = TILE_DIV } BinaryOp;
 
 /* One row of n results, o[i] = x[i * sx] op y[i * sy] (o is contiguous: it is a new tensor).
  * The strides of a row are almost always 1 (contiguous) or 0 (broadcast); each such case is
@@ -239,27 +239,21 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
     broadcast_strides(a->shape, a->rank, a->strides, shape, rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, shape, rank, sb);
 
-    /* The output is contiguous, so each block's rows are too. An input read down the columns
-     * of a tile (a transposed input) is first copied into a small contiguous buffer, through the
-     * core's transposing kernel, so that every row below has stride 1 or 0. */
+    /* The output is contiguous, so each block's rows are too. A block is tiled only when an
+     * input is read down its columns (a transposed input); the core's tile kernel transposes
+     * that input through registers and applies the op on the way out. */
     float *o = tensor_data(out);
     const float *x = tensor_data(a), *y = tensor_data(b);
-    float x_tile[NDTILE_SIZE * NDTILE_SIZE], y_tile[NDTILE_SIZE * NDTILE_SIZE];
     NdTiles t;
     ndtiles_init(&t, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
     while (ndtiles_next(&t)) {
-        const float *xs = x + t.offset[1], *ys = y + t.offset[2];
-        int64_t x_row = t.row_step[1], x_col = t.col_step[1], y_row = t.row_step[2], y_col = t.col_step[2];
-        if (t.tiled && x_col != 0 && x_col != 1) {
-            xs = ndtiles_load(&t, 1, x, x_tile);
-            x_row = t.cols, x_col = 1;
-        }
-        if (t.tiled && y_col != 0 && y_col != 1) {
-            ys = ndtiles_load(&t, 2, y, y_tile);
-            y_row = t.cols, y_col = 1;
+        if (t.tiled) {
+            ndtiles_binary(&t, (TileOp)op, o, x, y);
+            continue;
         }
         for (int64_t r = 0; r < t.rows; r++)
-            binary_row(op, t.cols, o + t.offset[0] + r * t.row_step[0], xs + r * x_row, x_col, ys + r * y_row, y_col);
+            binary_row(op, t.cols, o + t.offset[0] + r * t.row_step[0], x + t.offset[1] + r * t.row_step[1],
+                       t.col_step[1], y + t.offset[2] + r * t.row_step[2], t.col_step[2]);
     }
     Tensor *inputs[2] = {a, b};
     return tensor_record(out, name, backward, 2, inputs);

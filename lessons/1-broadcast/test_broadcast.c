@@ -528,17 +528,24 @@ START_TEST(test_tiled_ops_against_naive) {
         Tensor *b = b_kind == 0 ? transposed_view(&rng, b_shape, rank, trial % 3 == 0)
                                 : random_tensor(test_ctx, &rng, b_shape, rank, 0.5f, 2.0f);
         char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+        bool swapped = trial % 5 >= 3; /* the transposed operand on the right: op(b, a) */
         for (int k = 0; k < 4; k++) {
-            Tensor *c = ops[k](a, b);
+            Tensor *c = swapped ? ops[k](b, a) : ops[k](a, b);
             ck_assert_msg(c != NULL, "%s: %s", names[k], tensor_error());
             int64_t n = tensor_numel(c), index[3];
             for (int64_t t = 0; t < n; t++) {
                 unravel_index(t, c->shape, c->rank, index);
                 float x = naive_read(a, index, rank), y = naive_read(b, index, rank);
+                if (swapped) {
+                    float u = x;
+                    x = y;
+                    y = u;
+                }
                 float want = k == 0 ? x + y : k == 1 ? x - y : k == 2 ? x * y : x / y;
                 if (tensor_data(c)[t] != want)
-                    ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s(%s transposed%s, %s %s): element %lld is %g, "
-                                 "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default", names[k],
+                    ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s(%s): a is %s transposed%s, b is %s %s: "
+                                 "element %lld is %g, expected %g", (unsigned long long)seed, trial,
+                                 generic ? "generic" : "default", names[k], swapped ? "b, a" : "a, b",
                                  shape_format(shape, rank, sa, sizeof sa), trial % 4 >= 2 ? " and flipped" : "",
                                  shape_format(b_shape, rank, sb, sizeof sb), b_kind == 0 ? "transposed" : "contiguous",
                                  (long long)t, (double)tensor_data(c)[t], (double)want);
@@ -561,6 +568,35 @@ START_TEST(test_tiled_ops_against_naive) {
         }
     }
     unsetenv("TRANSPOSE_KERNEL");
+}
+END_TEST
+
+/* A result of more than 16 MB is streamed past the cache by the tile kernel: sub and div (the
+ * order matters) of a transposed (2100,2100) with a row on either side, and with a transposed
+ * operand on the right of a contiguous one, against reading every element by hand. */
+START_TEST(test_large_tiled_ops_stream) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t n = 2100, shape[2] = {n, n};
+    Tensor *a = transposed_view(&rng, shape, 2, false);
+    Tensor *row = random_tensor(test_ctx, &rng, DIMS(n), 0.5f, 2.0f);
+    Tensor *plain = random_tensor(test_ctx, &rng, DIMS(n, n), 0.5f, 2.0f);
+    struct { Tensor *x, *y; const char *what; } cases[] = {
+        {a, row, "a transposed - a row"}, {row, a, "a row - a transposed"}, {plain, a, "contiguous - a transposed"}};
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 2; k++) {
+            Tensor *out = k == 0 ? tensor_sub(cases[c].x, cases[c].y) : tensor_div(cases[c].x, cases[c].y);
+            ck_assert_msg(out != NULL, "%s", tensor_error());
+            int64_t index[2];
+            for (index[0] = 0; index[0] < n; index[0]++)
+                for (index[1] = 0; index[1] < n; index[1]++) {
+                    float x = naive_read(cases[c].x, index, 2), y = naive_read(cases[c].y, index, 2);
+                    float want = k == 0 ? x - y : x / y, got = tensor_data(out)[index[0] * n + index[1]];
+                    if (got != want)
+                        ck_abort_msg("%s of (%lld,%lld): %s: element [%lld,%lld] is %g, expected %g", k ? "div" : "sub",
+                                     (long long)n, (long long)n, cases[c].what, (long long)index[0],
+                                     (long long)index[1], (double)got, (double)want);
+                }
+        }
 }
 END_TEST
 
@@ -590,5 +626,6 @@ int main(int argc, char **argv) {
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_naive);
     add_test(random, test_tiled_ops_against_naive);
+    add_test(random, test_large_tiled_ops_stream);
     return run_core_tests(argc, argv, s);
 }
