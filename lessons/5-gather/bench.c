@@ -47,7 +47,8 @@ static void case_table(Case *c) {
         fprintf(stderr, "bench: %s\n", tensor_error());
         exit(2);
     }
-    for (int64_t i = 0; i < tensor_numel(stored); i++) tensor_data(stored)[i] = (float)(i % 1000);
+    float *data = tensor_data(stored);
+    for (int64_t i = 0, n = tensor_numel(stored); i < n; i++) data[i] = (float)(i % 1000);
     c->table = c->layout == TRANSPOSED ? tensor_permute(stored, AXES(1, 0))
              : c->layout == EXPANDED   ? tensor_expand(stored, (const int64_t[]){v, d}, 2)
                                        : stored;
