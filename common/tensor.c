@@ -692,12 +692,12 @@ __attribute__((target("avx2"))) static inline __m256 tile_op8(TileOp op, bool sw
     }
 }
 
-/* Row i of the 8 x 8 block just transposed, v, combined with b's 8 elements of that row (or
- * its one element, broadcast, when bc is 0) and stored. */
+/* Row k of the 8 x 8 block just transposed, v, combined with b's eight elements of that row
+ * (or its one element, broadcast, when bc is 0) and stored. */
 #define STORE_OP(k, v)                                                                                      \
     do {                                                                                                    \
-        const float *bk = b + (i + (k)) * br + j * bc;                                                      \
-        __m256 r = tile_op8(op, swap, (v), bc ? _mm256_loadu_ps(bk) : _mm256_set1_ps(bk[0]));               \
+        __m256 w = same_rows ? bj : bc ? _mm256_loadu_ps(bk + (k) * br) : _mm256_set1_ps(bk[(k) * br]);    \
+        __m256 r = tile_op8(op, swap, (v), w);                                                              \
         if (streaming) _mm256_stream_ps(d + (k) * ld, r);                                                   \
         else _mm256_storeu_ps(d + (k) * ld, r);                                                             \
     } while (0)
@@ -705,19 +705,30 @@ __attribute__((target("avx2"))) static inline __m256 tile_op8(TileOp op, bool sw
 /* transpose_op_generic through AVX2 registers: each 8 x 8 block of s is transposed as in
  * transpose_avx2, and the op applied to its eight rows before they are stored (streamed, in
  * strips 16 columns wide so that whole lines are written, when stream and the rows start on
- * 64-byte lines). bc is 0 or 1. */
+ * 64-byte lines). bc is 0 or 1. When b is the same for every row (br == 0: a bias), its
+ * elements are loaded once per strip, before the strip's stores. Loaded between the stores,
+ * they made lesson 1's benchmark add 1.8 times slower, and how much slower depended on where
+ * the bias sat relative to the result: the likely cause is that a load waits for an earlier
+ * store whose address has the same last 12 bits (all a processor compares at first), and the
+ * rows of a (4096,4096) result are 16 KB apart, so every row's store matches. */
 __attribute__((target("avx2"), always_inline)) static inline void
 transpose_op_body(TileOp op, bool swap, bool stream, int64_t ni, int64_t nj, float *dst, int64_t ld, const float *src,
                   int64_t ls, const float *b, int64_t br, int64_t bc) {
     int64_t i8 = ni - ni % 8, j8 = nj - nj % 8;
-    bool streaming = stream && (uintptr_t)dst % 64 == 0 && ld % 16 == 0 && nj % 16 == 0;
-    for (int64_t j0 = 0; j0 < j8; j0 += 16)
+    bool streaming = stream && (uintptr_t)dst % 64 == 0 && ld % 16 == 0 && nj % 16 == 0, same_rows = br == 0;
+    for (int64_t j0 = 0; j0 < j8; j0 += 16) {
+        /* b's elements for the strip's two halves, when they are the same for every row */
+        __m256 b_half[2] = {bc ? _mm256_loadu_ps(b + j0) : _mm256_set1_ps(b[0]),
+                            bc && j0 + 8 < j8 ? _mm256_loadu_ps(b + j0 + 8) : _mm256_set1_ps(b[0])};
         for (int64_t i = 0; i < i8; i += 8)
-            for (int64_t j = j0; j < j0 + 16 && j < j8; j += 8) {
+            for (int h = 0; h < 2 && j0 + 8 * h < j8; h++) {
+                int64_t j = j0 + 8 * h;
+                __m256 bj = b_half[h];
                 float *d = dst + i * ld + j;
-                const float *s = src + j * ls + i;
+                const float *s = src + j * ls + i, *bk = b + i * br + j * bc;
                 TRANSPOSE8X8(s, ls, STORE_OP);
             }
+    }
     if (streaming) _mm_sfence();
     _mm256_zeroupper();
     transpose_op_generic(op, swap, false, ni - i8, nj, dst + i8 * ld, ld, src + i8, ls, b + i8 * br, br, bc);
