@@ -45,10 +45,10 @@ static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, 
  *     each row is one memcpy;
  *   - stride 0 along a row (expanded from (V, 1)): each row is one value, repeated;
  *   - a transposed table, whose rows step over a cache line or more per element: reading a row
- *     costs a cache miss per float. Copying the whole table into row-major order first (the
- *     core's tiled transpose: about 1 ns per float here, against some 20 ns per missed float) and
- *     then copying whole rows is cheaper as soon as the gather reads more than about 1/30 of
- *     the table's rows; the copy is made from n >= V/16 on;
+ *     reads a cache line per float. Copying the whole table into row-major order first (the
+ *     core's tiled transpose: about 0.5 ns per float here, against some 6 ns per float read
+ *     down a row) and then copying whole rows is cheaper as soon as the gather reads more than
+ *     about 1/12 of the table's rows (make lesson5 bench); the copy is made from n >= V/16 on;
  *   - anything else: element by element, through the strides. */
 enum { TRANSPOSE_FIRST = 16 }; /* copy a transposed table first when n >= V / TRANSPOSE_FIRST */
 
