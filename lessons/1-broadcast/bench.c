@@ -9,7 +9,8 @@
  *     loop gathers through both maps. Timed with the maps built in the call, as the chapter's
  *     binary op does, and with them built beforehand.
  * Then the fast path against its strided cousins on the same shape: the big operand transposed,
- * and the small one a column (C = 1, broadcast along rows). Then the index map's cost as the
+ * the small one a column (C = 1, broadcast along rows), and two full-size operands, the first
+ * contiguous or transposed. Then the index map's cost as the
  * tensor grows, from 64x64 to RxC: memory and time per element, into --data for the plot.
  *
  * Memory is warm, as in a long-running program: glibc is asked to keep what is freed and to
@@ -25,7 +26,7 @@
 #include "broadcast.h"
 #include "permute.h"
 
-enum { PLAIN_B, ROW_B, COLUMN_B, TRANSPOSED_A };
+enum { PLAIN_B, ROW_B, COLUMN_B, TRANSPOSED_A, FULL_B, FULL_B_TRANSPOSED_A };
 
 typedef struct {
     int64_t rows, cols, n;
@@ -51,13 +52,15 @@ static void case_tensors(Case *c) {
     ctx_free(c->ctx);
     c->ctx = ctx_new();
     int64_t r = c->rows, k = c->cols;
-    if (c->variant == TRANSPOSED_A) { /* a stored as (C,R), read transposed */
+    if (c->variant == TRANSPOSED_A || c->variant == FULL_B_TRANSPOSED_A) { /* a stored as (C,R), read transposed */
         Tensor *stored = tensor_from(c->ctx, (const int64_t[]){k, r}, 2, c->a, c->n);
         c->ta = tensor_transpose(stored, 0, 1);
     } else {
         c->ta = tensor_from(c->ctx, (const int64_t[]){r, k}, 2, c->a, c->n);
     }
     if (c->variant == COLUMN_B) c->tb = tensor_from(c->ctx, (const int64_t[]){r, 1}, 2, c->bias, r);
+    else if (c->variant == FULL_B || c->variant == FULL_B_TRANSPOSED_A)
+        c->tb = tensor_from(c->ctx, (const int64_t[]){r, k}, 2, c->b_full, c->n);
     else c->tb = tensor_from(c->ctx, (const int64_t[]){k}, 1, c->bias, k);
     if (!c->ta || !c->tb) {
         fprintf(stderr, "bench: %s\n", tensor_error());
@@ -140,7 +143,10 @@ static void map_prebuilt(void *arg) {
 }
 
 /* 12 bytes per element: a and the result read and written, the bias from cache */
-static double gbps(const Case *c, BenchTime t) { return 12.0 * (double)c->n / t.best / 1e9; }
+static double gbps(const Case *c, BenchTime t) {
+    double bytes = c->variant == FULL_B || c->variant == FULL_B_TRANSPOSED_A ? 16.0 : 12.0; /* b read too */
+    return bytes * (double)c->n / t.best / 1e9;
+}
 
 int main(int argc, char **argv) {
     BenchOptions o = bench_start(argc, argv, "lesson 1: broadcasting (R,C) + (C,): stride-0 views vs the index map",
@@ -160,7 +166,7 @@ int main(int argc, char **argv) {
     bench_warm_heap((size_t)rows * (size_t)cols * 4 * 16);
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing);\n"
            "every way writes its (R,C) result into such memory. GB/s: 12 bytes per element (a read, the result\n"
-           "written, and the line read before it is written; the bias stays in cache)\n");
+           "written, and the line read before it is written; the bias stays in cache); 16 with two (R,C) operands\n");
 
     /* ---- the three ways, and the strided cousins of the fast path ---- */
     char what[160];
@@ -191,6 +197,14 @@ int main(int argc, char **argv) {
     c = case_new(rows, cols, COLUMN_B, false);
     BenchTime column = bench_default(&o, library_add, &c);
     bench_table_row("tensor_add, + (R,1): a column, stride 0", column, gbps(&c, column), plain.best);
+    case_free(&c);
+    c = case_new(rows, cols, FULL_B, false);
+    BenchTime full = bench_default(&o, library_add, &c);
+    bench_table_row("tensor_add, + (R,C): two full operands", full, gbps(&c, full), plain.best);
+    case_free(&c);
+    c = case_new(rows, cols, FULL_B_TRANSPOSED_A, false);
+    BenchTime full_transposed = bench_default(&o, library_add, &c);
+    bench_table_row("tensor_add, + (R,C), a transposed", full_transposed, gbps(&c, full_transposed), plain.best);
     case_free(&c);
     printf("memory: the result and a take %.0f MB each; the two maps %.0f MB (8 bytes per element and per input)\n",
            (double)(rows * cols * 4) / 1e6, (double)(rows * cols * 16) / 1e6);
@@ -234,5 +248,7 @@ int main(int argc, char **argv) {
     bench_target_at_most("broadcast add through views, time / the plain contiguous loop's", views.best / plain.best, 1.25);
     bench_target_at_most("add with the big operand transposed, time / with it contiguous", transposed.best / views.best, 2.0);
     bench_target_at_most("add of a (R,1) column, time / of a (C,) row", column.best / views.best, 2.0);
+    bench_target_at_most("add of two (R,C) operands, a transposed, time / both contiguous",
+                         full_transposed.best / full.best, 2.0);
     return 0;
 }
