@@ -976,6 +976,28 @@ void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst
     strided_blocks(COPY, rank, shape, dst, dst_strides, src, src_strides);
 }
 
+#ifdef TENSOR_X86
+__attribute__((target("sse"))) static void copy_stream_sse(float *dst, const float *src, int64_t n) {
+    for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+}
+#endif
+
+void copy_stream(float *dst, const float *src, int64_t n) {
+#ifdef TENSOR_X86
+    if ((uintptr_t)dst % 16 == 0 && n % 4 == 0) {
+        copy_stream_sse(dst, src, n);
+        return;
+    }
+#endif
+    if (n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
+}
+
+void copy_stream_end(void) {
+#ifdef TENSOR_X86
+    _mm_sfence(); /* the streamed lines reach memory before any later store */
+#endif
+}
+
 /* contiguous: forward copies, backward passes the gradient straight through. */
 static void contiguous_backward(Tensor *out) {
     Tensor *x = out->inputs[0];

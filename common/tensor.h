@@ -273,6 +273,13 @@ void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_
  * start on 64-byte lines. dst and src must not overlap, and dst must not have a stride of 0. */
 void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides);
+/* dst[i] = src[i] for i < n, with streaming stores, which write whole cache lines to memory
+ * without first reading them into the cache, when the CPU has them (x86) and dst starts on
+ * 16 bytes and n is a multiple of 4; else memcpy. For rows written in an order the cache cannot
+ * predict, into a result larger than the cache (lesson 5's gather from a transposed table).
+ * Call copy_stream_end() after the last one, before anything reads dst. */
+void copy_stream(float *dst, const float *src, int64_t n);
+void copy_stream_end(void);
 /* "avx2" or "generic": the transposing kernel strided_copy uses on this CPU now. */
 const char *transpose_kernel_name(void);
 

@@ -253,6 +253,38 @@ START_TEST(test_gather_layouts_against_naive) {
 }
 END_TEST
 
+/* A transposed table large enough to be transposed in several slabs, gathered by enough
+ * indices that the result is written with streaming stores (rows of 96 floats) or with memcpy
+ * (rows of 100 floats, not a whole number of 16-byte chunks), plain and walked backwards,
+ * against reading every element through the strides. */
+START_TEST(test_gather_large_transposed) {
+    Rng rng = rng_seeded(test_seed() + 7);
+    const int64_t v = 3001, n = 4000, ds[2] = {96, 100};
+    int64_t *indices = malloc((size_t)n * sizeof *indices);
+    for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1);
+    indices[0] = 0, indices[1] = v - 1; /* the first and last rows, the edges of the first and last slabs */
+    for (int k = 0; k < 4; k++) {
+        int64_t d = ds[k % 2];
+        bool flipped = k >= 2;
+        Tensor *stored = random_tensor(test_ctx, &rng, DIMS(d, v), -9, 9);
+        Tensor *table = flipped ? tensor_as_strided(stored, DIMS(v, d), STRIDES(-1, -v), d * v - 1)
+                                : tensor_permute(stored, AXES(1, 0));
+        Tensor *out = tensor_gather_rows(table, indices, n);
+        ck_assert_msg(out != NULL, "%s", tensor_error());
+        const float *t = tensor_data(table);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < d; j++) {
+                float want = t[indices[i] * table->strides[0] + j * table->strides[1]];
+                if (tensor_data(out)[i * d + j] != want)
+                    ck_abort_msg("%lld indices into a (%lld,%lld) table, transposed%s: element (%lld,%lld) is %g, "
+                                 "expected %g", (long long)n, (long long)v, (long long)d, flipped ? " and flipped" : "",
+                                 (long long)i, (long long)j, (double)tensor_data(out)[i * d + j], (double)want);
+            }
+    }
+    free(indices);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 5: gather");
     TCase *chapter = add_test_case(s, "chapter");
@@ -268,5 +300,6 @@ int main(int argc, char **argv) {
     add_test(grads, test_gradcheck);
     add_test(grads, test_random_against_naive);
     add_test(grads, test_gather_layouts_against_naive);
+    add_test(grads, test_gather_large_transposed);
     return run_core_tests(argc, argv, s);
 }
