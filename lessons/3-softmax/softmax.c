@@ -120,13 +120,22 @@ enum { BLOCK_ROWS = 64, TILE = 8 };
  * other would fetch a cache line of 16 floats, and often a new page's address translation,
  * for every float. So j goes in tiles of 8: the 8 lines that hold row b's tile also hold the
  * same tile of the next rows, and are still in cache when those rows are copied. */
-static int64_t copy_row_block(NdIter *rows, const float *x, int64_t step, int64_t d, float *dst) {
+static int64_t copy_row_block(NdIter *rows, const float *x, int64_t step, int64_t d, float *dst, int64_t ld) {
     int64_t first[BLOCK_ROWS], n = 0;
     while (n < BLOCK_ROWS && nditer_next(rows)) first[n++] = rows->offset[0];
+    /* Rows evenly spaced (a transposed matrix, the usual case) make a (n, d) block with two
+     * strides: the core's strided_copy moves it in tiles through its AVX2 transposing kernel. */
+    bool even = n > 1;
+    for (int64_t b = 2; b < n && even; b++) even = first[b] - first[b - 1] == first[1] - first[0];
+    if (even) {
+        strided_copy(2, (const int64_t[]){n, d}, dst, (const int64_t[]){ld, 1}, x + first[0],
+                     (const int64_t[]){first[1] - first[0], step});
+        return n;
+    }
     for (int64_t j0 = 0; j0 < d; j0 += TILE) {
         int64_t j1 = j0 + TILE < d ? j0 + TILE : d;
         for (int64_t b = 0; b < n; b++)
-            for (int64_t j = j0; j < j1; j++) dst[b * d + j] = x[first[b] + j * step];
+            for (int64_t j = j0; j < j1; j++) dst[b * ld + j] = x[first[b] + j * step];
     }
     return n;
 }
@@ -148,7 +157,19 @@ static void for_each_row(Tensor *x, Tensor *out, RowFn *row_fn) {
         for (; nditer_next(&rows); o += d) row_fn(k, xs + rows.offset[0], d, o);
         return;
     }
-    while ((n = copy_row_block(&rows, xs, step, d, o)) > 0)
+    /* The block goes into a scratch buffer whose rows are d + 16 floats apart. Rows 16 KB apart
+     * (d = 4096, the rows of out) all fall into the same few slots of the L1 cache, which holds
+     * a line only where the low bits of its address say, so the 64 rows of a tile would evict
+     * each other while the tile is written; the extra 64 bytes move each row to the next slot. */
+    int64_t ld = d + 16;
+    float *scratch = d <= (INT64_MAX / 4 - 16) / BLOCK_ROWS ? malloc((size_t)(BLOCK_ROWS * ld) * sizeof(float)) : NULL;
+    if (scratch) {
+        while ((n = copy_row_block(&rows, xs, step, d, scratch, ld)) > 0)
+            for (int64_t b = 0; b < n; b++, o += d) row_fn(k, scratch + b * ld, d, o);
+        free(scratch);
+        return;
+    }
+    while ((n = copy_row_block(&rows, xs, step, d, o, d)) > 0) /* out of memory for scratch: in place */
         for (int64_t b = 0; b < n; b++, o += d) row_fn(k, o, d, o);
 }
 
@@ -159,7 +180,7 @@ static Tensor *row_op_output(const char *op, Tensor *x) {
         tensor_set_error("%s: a rank-0 tensor (a scalar) has no last dim to normalize over", op);
         return NULL;
     }
-    return tensor_zeros(x->ctx, x->shape, x->rank);
+    return tensor_empty(x->ctx, x->shape, x->rank); /* every element is written */
 }
 
 /* ==== softmax ============================================================================= */
@@ -280,7 +301,7 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
     nditer_init_rows(&rows, logits);
     while (i < n) {
         const float *row = scratch;
-        if (scratch) block = copy_row_block(&rows, xs, step, c, scratch);
+        if (scratch) block = copy_row_block(&rows, xs, step, c, scratch, c);
         else block = 1, row = xs + i * logits->strides[0];
         for (int64_t b = 0; b < block; b++, i++, row += c) {
             float m = k->max(row, c);
