@@ -600,6 +600,31 @@ START_TEST(test_large_tiled_ops_stream) {
 }
 END_TEST
 
+/* The sum of 4M floats, contiguous and through views that walk the same storage backwards or
+ * transposed, against the exact sum (the values are multiples of 1/8 below 125, so a double
+ * adds them exactly). Eight float running sums over the whole tensor drift by about 1e-5 here. */
+START_TEST(test_sum_large_and_reversed) {
+    const int64_t r = 2048, c = 2048, n = r * c;
+    Tensor *base = tensor_zeros(test_ctx, DIMS(r, c));
+    float *v = tensor_data(base);
+    double exact = 0.0;
+    for (int64_t i = 0; i < n; i++) exact += v[i] = (float)((i * 7919) % 1000) * 0.125f;
+    struct { Tensor *x; const char *what; } views[] = {
+        {base, "contiguous"},
+        {tensor_as_strided(base, DIMS(r, c), STRIDES(-c, -1), n - 1), "both dims reversed"},
+        {tensor_as_strided(base, DIMS(r, c), STRIDES(c, -1), c - 1), "each row reversed"},
+        {tensor_as_strided(base, DIMS(c, r), STRIDES(1, c), 0), "transposed"},
+    };
+    for (int k = 0; k < 4; k++) {
+        Tensor *sum = tensor_sum(views[k].x);
+        ck_assert_msg(sum != NULL, "%s", tensor_error());
+        double got = tensor_item(sum), error = fabs(got - exact) / exact;
+        ck_assert_msg(error < 1e-6, "sum of (%lld,%lld), %s: %.1f, exact %.1f (relative error %.1e)", (long long)r,
+                      (long long)c, views[k].what, got, exact, error);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 1: broadcasting");
     TCase *chapter = add_test_case(s, "chapter");
@@ -627,5 +652,6 @@ int main(int argc, char **argv) {
     add_test(random, test_random_against_naive);
     add_test(random, test_tiled_ops_against_naive);
     add_test(random, test_large_tiled_ops_stream);
+    add_test(random, test_sum_large_and_reversed);
     return run_core_tests(argc, argv, s);
 }

@@ -19,19 +19,19 @@
 typedef struct {
     int64_t rows, cols;
     float *values;
-    Tensor *x, *xt; /* contiguous (rows, cols), and the same values as a transposed view */
+    Tensor *x, *xt, *xr; /* contiguous (rows, cols); the same values as a transposed view; x reversed */
     Tensor *(*op)(Tensor *);
 } Setup;
 
 typedef struct {
     Setup *s;
     Tensor *(*op)(Tensor *);
-    bool transposed;
+    int view; /* 0: x, 1: xt, 2: xr */
 } Run;
 
 static void run(void *arg) {
     Run *r = arg;
-    Tensor *out = r->op(r->transposed ? r->s->xt : r->s->x);
+    Tensor *out = r->op(r->view == 1 ? r->s->xt : r->view == 2 ? r->s->xr : r->s->x);
     if (!out) {
         fprintf(stderr, "bench: %s\n", tensor_error());
         exit(2);
@@ -90,6 +90,8 @@ int main(int argc, char **argv) {
         }
     }
     s.xt = tensor_as_strided(base, (const int64_t[]){s.rows, s.cols}, 2, (const int64_t[]){1, s.rows}, 0);
+    /* x walked backwards along both dims: the same storage, read from its end (negative strides) */
+    s.xr = tensor_as_strided(s.x, (const int64_t[]){s.rows, s.cols}, 2, (const int64_t[]){-s.cols, -1}, n - 1);
 
     static const struct {
         const char *name;
@@ -103,7 +105,7 @@ int main(int argc, char **argv) {
         {"tensor_mean_axis(x, 0)", op_mean_first_axis},
     };
     enum { N_OPS = sizeof ops / sizeof ops[0] };
-    double ratio[N_OPS];
+    double ratio[N_OPS], reversed_ratio[N_OPS];
 
     double bytes = 4.0 * (double)n;
     char what[160];
@@ -113,15 +115,20 @@ int main(int argc, char **argv) {
     bench_table_row("plain C loop, 8 running sums (baseline)", plain, bytes / plain.best * 1e-9, plain.best);
     for (int k = 0; k < N_OPS; k++) {
         char name[128];
-        Run r = {&s, ops[k].op, false};
+        Run r = {&s, ops[k].op, 0};
         BenchTime contiguous = bench_default(&o, run, &r);
         snprintf(name, sizeof name, "%s", ops[k].name);
         bench_table_row(name, contiguous, bytes / contiguous.best * 1e-9, plain.best);
-        r.transposed = true;
+        r.view = 1;
         BenchTime strided = bench_default(&o, run, &r);
         snprintf(name, sizeof name, "  the same, transposed view");
         bench_table_row(name, strided, bytes / strided.best * 1e-9, plain.best);
         ratio[k] = strided.best / contiguous.best;
+        r.view = 2;
+        BenchTime reversed = bench_default(&o, run, &r);
+        snprintf(name, sizeof name, "  the same, reversed (negative strides)");
+        bench_table_row(name, reversed, bytes / reversed.best * 1e-9, plain.best);
+        reversed_ratio[k] = reversed.best / contiguous.best;
     }
 
     printf("\n");
@@ -129,6 +136,11 @@ int main(int argc, char **argv) {
         char description[160];
         snprintf(description, sizeof description, "%s of a transposed view within 2x of the contiguous one", ops[k].name);
         bench_target_at_most(description, ratio[k], 2.0);
+    }
+    for (int k = 0; k < N_OPS; k++) {
+        char description[160];
+        snprintf(description, sizeof description, "%s of a reversed view within 2x of the contiguous one", ops[k].name);
+        bench_target_at_most(description, reversed_ratio[k], 2.0);
     }
     ctx_free(ctx);
     return 0;
