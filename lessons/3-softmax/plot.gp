@@ -24,7 +24,7 @@ set xrange [-120:120]
 set grid
 set key top center
 set arrow from sum_overflow, graph 0 to sum_overflow, graph 1 nohead dashtype 2
-set label sprintf("the sum of e^x\noverflows (s > %.2f)", sum_overflow) at sum_overflow + 2, 2e-9 left
+set label sprintf("the sum of e^x\noverflows (s > %.2f)", sum_overflow) at sum_overflow - 2, 2e-9 right
 set arrow from underflow, graph 0 to underflow, graph 1 nohead dashtype 2
 set label sprintf("every e^x rounds\nto 0 (s < %.2f)", underflow) at underflow + 2, 2e-9 left
 plot data using 1:2 with lines linewidth 2 title "naive: exp(x) / sum exp(x)", \
