@@ -95,8 +95,9 @@ static void sum_into(const Tensor *x, float *out, const int64_t *out_strides) {
         shape[k] = x->shape[order[k]];
         x_strides[k] = x->strides[order[k]];
         o_strides[k] = out_strides[order[k]];
-        /* a dim that x walks backwards and out does not walk forwards (a reversed view, summed)
-         * is walked forwards from its other end instead: the same pairs of elements */
+        /* a dim that x walks backwards (a reversed view) is walked forwards from its other end
+         * instead, and out's stride turned round with it: the same pairs of elements, and x,
+         * which is most of the memory read, is read front to back */
         if (shape[k] > 1 && x_strides[k] < 0) {
             xs += (shape[k] - 1) * x_strides[k];
             out += (shape[k] - 1) * o_strides[k];

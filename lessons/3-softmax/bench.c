@@ -5,7 +5,7 @@
  *
  * The baseline is the library's tensor_add of two contiguous tensors of the same size: it
  * reads two tensors and writes one, in a single pass, with no arithmetic to speak of. On a
- * tensor this large (64 MB each) it runs at the speed of memory, the floor for any op that
+ * tensor this large (67 MB each) it runs at the speed of memory, the floor for any op that
  * must touch every element. Softmax reads one tensor and writes one, but per element it needs
  * an exp, and per row a max and a sum: three passes over each row.
  *

@@ -144,8 +144,9 @@ typedef void RowFn(const RowKernels *k, const float *x, int64_t d, float *out);
 
 /* Calls row_fn on each row of x and the matching row of out (contiguous, x's shape). Rows with
  * stride 1 are read where they lie. Any other view (transposed, reversed, expanded along the
- * last dim) is first copied into out, a block of rows at a time, and each row is then worked on
- * in place while the block is still in cache. */
+ * last dim) is first copied into a scratch buffer, a block of rows at a time, and each row is
+ * then worked on from there into out while the block is still in cache (into out itself, in
+ * place, if the scratch buffer cannot be allocated). */
 static void for_each_row(Tensor *x, Tensor *out, RowFn *row_fn) {
     const RowKernels *k = row_kernels();
     int64_t d = x->shape[x->rank - 1], step = x->strides[x->rank - 1], n;
