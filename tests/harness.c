@@ -234,6 +234,14 @@ void expect_error_(const char *needle, const char *what, const char *file, int l
                           msg ? "\"" : "", msg ? msg : "no error", msg ? "\"" : "");
 }
 
+void expect_gradcheck_(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what, const char *file,
+                       int line) {
+    char report[512];
+    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
+    if (gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) != 0)
+        _ck_assert_failed(file, line, "Failed", "%s: %s", what, report);
+}
+
 void random_shape(Rng *rng, int rank, int64_t lo, int64_t hi, int64_t *shape) {
     for (int d = 0; d < rank; d++) shape[d] = rng_int(rng, lo, hi);
 }

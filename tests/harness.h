@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include "exercise.h"
+#include "gradcheck.h"
 #include "rng.h"
 #include "tensor.h"
 
@@ -96,6 +97,13 @@ void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol
 void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
                    const char *file, int line);
 void expect_error_(const char *needle, const char *what, const char *file, int line);
+
+/* Fails unless gradcheck (common/gradcheck.h) passes fn at inputs, with the course's default
+ * step and tolerances (eps 1e-3, atol and rtol 1e-2) and this run's seed; the message is
+ * `what` and gradcheck's report. */
+#define EXPECT_GRADCHECK(...) expect_gradcheck_(__VA_ARGS__, __FILE__, __LINE__) /* fn, arg, inputs, n, what */
+void expect_gradcheck_(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what, const char *file,
+                       int line);
 
 /* Buffers that an exercise writes into. guarded_buffer(n, marker) mallocs n floats plus
  * OUTPUT_GUARD more behind them, all set to `marker` (a value no answer has). After the

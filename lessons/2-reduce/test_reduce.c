@@ -198,31 +198,25 @@ static Tensor *fn_sum_last_dim_of_view(Tensor *const *in, void *arg) {
     return (void)arg, tensor_sum_last_dim(tensor_expand(in[0], DIMS(2, 3, 4)));
 }
 
-static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
-    char report[512];
-    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
-    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
-}
-
 START_TEST(test_gradcheck_every_op) {
     Rng rng = rng_seeded(test_seed());
     Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -1, 1));
     Tensor *m = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -1, 1));
     Tensor *c = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -1, 1));
-    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){v}, 1, "sum_last_dim (5,)");
-    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){m}, 1, "sum_last_dim (3,4)");
-    expect_gradcheck(fn_sum_last_dim, NULL, (Tensor *[]){c}, 1, "sum_last_dim (2,3,4)");
-    expect_gradcheck(fn_sum_last_dim_of_view, NULL, (Tensor *[]){m}, 1, "sum_last_dim of an expanded view");
+    EXPECT_GRADCHECK(fn_sum_last_dim, NULL, (Tensor *[]){v}, 1, "sum_last_dim (5,)");
+    EXPECT_GRADCHECK(fn_sum_last_dim, NULL, (Tensor *[]){m}, 1, "sum_last_dim (3,4)");
+    EXPECT_GRADCHECK(fn_sum_last_dim, NULL, (Tensor *[]){c}, 1, "sum_last_dim (2,3,4)");
+    EXPECT_GRADCHECK(fn_sum_last_dim_of_view, NULL, (Tensor *[]){m}, 1, "sum_last_dim of an expanded view");
     for (int axis = -3; axis < 3; axis++) {
         for (int keep = 0; keep < 2; keep++) {
             AxisArg arg = {axis, keep};
-            expect_gradcheck(fn_sum_axis, &arg, (Tensor *[]){c}, 1, "sum_axis of (2,3,4)");
-            expect_gradcheck(fn_mean_axis, &arg, (Tensor *[]){c}, 1, "mean_axis of (2,3,4)");
+            EXPECT_GRADCHECK(fn_sum_axis, &arg, (Tensor *[]){c}, 1, "sum_axis of (2,3,4)");
+            EXPECT_GRADCHECK(fn_mean_axis, &arg, (Tensor *[]){c}, 1, "mean_axis of (2,3,4)");
         }
     }
-    expect_gradcheck(fn_mean, NULL, (Tensor *[]){c}, 1, "mean");
+    EXPECT_GRADCHECK(fn_mean, NULL, (Tensor *[]){c}, 1, "mean");
     Tensor *target = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -1, 1));
-    expect_gradcheck(fn_mse, NULL, (Tensor *[]){m, target}, 2, "mse_loss");
+    EXPECT_GRADCHECK(fn_mse, NULL, (Tensor *[]){m, target}, 2, "mse_loss");
 }
 END_TEST
 

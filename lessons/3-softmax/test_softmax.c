@@ -214,24 +214,18 @@ static Tensor *fn_softmax_of_view(Tensor *const *in, void *arg) {
     return (void)arg, tensor_softmax_last_dim(tensor_expand(in[0], DIMS(2, 3, 4)));
 }
 
-static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
-    char report[512];
-    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
-    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
-}
-
 START_TEST(test_gradcheck_every_op) {
     Rng rng = rng_seeded(test_seed());
     Tensor *row = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -3, 3));
     Tensor *m = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -3, 3));
     Tensor *c = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -3, 3));
     Tensor *big = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3), 500, 510)); /* large logits */
-    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){row}, 1, "softmax (5,)");
-    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){m}, 1, "softmax (3,4)");
-    expect_gradcheck(fn_softmax, NULL, (Tensor *[]){c}, 1, "softmax (2,3,4)");
-    expect_gradcheck(fn_softmax_of_view, NULL, (Tensor *[]){m}, 1, "softmax of an expanded view");
-    expect_gradcheck(fn_log_softmax, NULL, (Tensor *[]){m}, 1, "log_softmax (3,4)");
-    expect_gradcheck(fn_log_softmax, NULL, (Tensor *[]){c}, 1, "log_softmax (2,3,4)");
+    EXPECT_GRADCHECK(fn_softmax, NULL, (Tensor *[]){row}, 1, "softmax (5,)");
+    EXPECT_GRADCHECK(fn_softmax, NULL, (Tensor *[]){m}, 1, "softmax (3,4)");
+    EXPECT_GRADCHECK(fn_softmax, NULL, (Tensor *[]){c}, 1, "softmax (2,3,4)");
+    EXPECT_GRADCHECK(fn_softmax_of_view, NULL, (Tensor *[]){m}, 1, "softmax of an expanded view");
+    EXPECT_GRADCHECK(fn_log_softmax, NULL, (Tensor *[]){m}, 1, "log_softmax (3,4)");
+    EXPECT_GRADCHECK(fn_log_softmax, NULL, (Tensor *[]){c}, 1, "log_softmax (2,3,4)");
     GradcheckOptions coarse = {1e-2, 2e-2, 2e-2, test_seed()}; /* float spacing near 500 is 3e-5 */
     char report[512];
     ck_assert_msg(gradcheck(fn_softmax, NULL, (Tensor *[]){big}, 1, &coarse, report, sizeof report) == 0,
@@ -240,7 +234,7 @@ START_TEST(test_gradcheck_every_op) {
                   "log_softmax of logits near 500: %s", report);
     Tensor *logits = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 5), -3, 3));
     int64_t targets[4] = {0, 4, 2, 2};
-    expect_gradcheck(fn_cross_entropy, targets, (Tensor *[]){logits}, 1, "cross_entropy (4,5)");
+    EXPECT_GRADCHECK(fn_cross_entropy, targets, (Tensor *[]){logits}, 1, "cross_entropy (4,5)");
 }
 END_TEST
 

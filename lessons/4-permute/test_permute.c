@@ -203,21 +203,15 @@ static Tensor *fn_sum_of_permuted(Tensor *const *in, void *arg) {
     return (void)arg, tensor_sum_last_dim(tensor_permute(in[0], AXES(1, 2, 0)));
 }
 
-static void expect_gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n, const char *what) {
-    char report[512];
-    GradcheckOptions opt = {1e-3, 1e-2, 1e-2, test_seed()};
-    ck_assert_msg(gradcheck(fn, arg, inputs, n, &opt, report, sizeof report) == 0, "%s: %s", what, report);
-}
-
 START_TEST(test_gradcheck_every_op) {
     Rng rng = rng_seeded(test_seed());
     Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -1, 1));
     int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-    for (int k = 0; k < 6; k++) expect_gradcheck(fn_permute, perms[k], (Tensor *[]){x}, 1, "permute");
-    expect_gradcheck(fn_transpose, NULL, (Tensor *[]){x}, 1, "transpose");
-    expect_gradcheck(fn_reshape_view, NULL, (Tensor *[]){x}, 1, "reshape (a view)");
-    expect_gradcheck(fn_reshape_copy, NULL, (Tensor *[]){x}, 1, "reshape (a copy)");
-    expect_gradcheck(fn_sum_of_permuted, NULL, (Tensor *[]){x}, 1, "sum_last_dim of a permuted view");
+    for (int k = 0; k < 6; k++) EXPECT_GRADCHECK(fn_permute, perms[k], (Tensor *[]){x}, 1, "permute");
+    EXPECT_GRADCHECK(fn_transpose, NULL, (Tensor *[]){x}, 1, "transpose");
+    EXPECT_GRADCHECK(fn_reshape_view, NULL, (Tensor *[]){x}, 1, "reshape (a view)");
+    EXPECT_GRADCHECK(fn_reshape_copy, NULL, (Tensor *[]){x}, 1, "reshape (a copy)");
+    EXPECT_GRADCHECK(fn_sum_of_permuted, NULL, (Tensor *[]){x}, 1, "sum_last_dim of a permuted view");
 }
 END_TEST
 
