@@ -900,8 +900,10 @@ const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf
 }
 
 /* The kernel that goes with the tiles' transposing kernel: AVX2, or the plain C loop. */
-static void (*transpose_op_kernel(const NdTiles *t))(TileOp, bool, bool, int64_t, int64_t, float *, int64_t,
-                                                     const float *, int64_t, const float *, int64_t, int64_t) {
+typedef void TransposeOpFn(TileOp op, bool swap, bool stream, int64_t ni, int64_t nj, float *d, int64_t ld,
+                           const float *s, int64_t ls, const float *b, int64_t br, int64_t bc);
+
+static TransposeOpFn *transpose_op_kernel(const NdTiles *t) {
 #ifdef TENSOR_X86
     if (t->transpose == transpose_avx2) return transpose_op_avx2;
 #endif
