@@ -650,18 +650,31 @@ __attribute__((target("avx2"))) static void transpose_avx2(int how, int64_t ni, 
                                                           const float *src, int64_t ls) {
     int64_t i8 = ni - ni % 8, j8 = nj - nj % 8, j16 = 0;
     /* Streaming stores write whole 64-byte lines: 16 floats of each of 8 rows, two 8 x 8 blocks
-     * side by side, on rows that start on a line. The tile is walked in strips 16 columns wide,
-     * so that the 16 source rows a strip reads are used up before the next strip reads others. */
+     * side by side, on rows that start on a line. In which order depends on how far apart the
+     * source's rows are. When that is a multiple of 1 KB (a transposed (4096,4096): 16 KB),
+     * their lines all fall in the same few sets of the L1 cache, which holds only 8 lines per
+     * set: the tile is walked in strips 16 columns wide, so that only the 16 source rows of one
+     * strip are in use at a time. Otherwise (K of one attention head, (T,64): rows 256 bytes
+     * apart) the whole tile's source fits, and each group of 8 rows is written from left to
+     * right instead: both halves of a line go out one after the other, and this copy was 15%
+     * faster. The caller fences (copy_stream_end) after its last tile, not every tile (6% more). */
     if (how == STREAM && (uintptr_t)dst % 64 == 0 && ld % 16 == 0) {
         j16 = nj - nj % 16;
-        for (int64_t j0 = 0; j0 < j16; j0 += 16)
+        if (ls % 256 == 0)
+            for (int64_t j0 = 0; j0 < j16; j0 += 16)
+                for (int64_t i = 0; i < i8; i += 8)
+                    for (int64_t j = j0; j < j0 + 16; j += 8) {
+                        float *d = dst + i * ld + j;
+                        const float *s = src + j * ls + i;
+                        TRANSPOSE8X8(s, ls, STORE_STREAM);
+                    }
+        else
             for (int64_t i = 0; i < i8; i += 8)
-                for (int64_t j = j0; j < j0 + 16; j += 8) {
+                for (int64_t j = 0; j < j16; j += 8) {
                     float *d = dst + i * ld + j;
                     const float *s = src + j * ls + i;
                     TRANSPOSE8X8(s, ls, STORE_STREAM);
                 }
-        _mm_sfence(); /* the streamed lines are in memory before anything else is written */
     }
     for (int64_t j = j16; j < j8; j += 8)
         for (int64_t i = 0; i < i8; i += 8) {
@@ -985,6 +998,7 @@ static void strided_blocks(Write how, int rank, const int64_t *shape, float *dst
     while (ndtiles_next(&t))
         block_copy(t.transpose, how, t.rows, t.cols, dst + t.offset[0], t.row_step[0], t.col_step[0],
                    src + t.offset[1], t.row_step[1], t.col_step[1]);
+    if (how == STREAM) copy_stream_end();
 }
 
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
