@@ -718,7 +718,7 @@ __attribute__((target("avx2"))) static inline __m256 tile_op8(TileOp op, bool sw
 /* transpose_op_generic through AVX2 registers: each 8 x 8 block of s is transposed as in
  * transpose_avx2, and the op applied to its eight rows before they are stored (streamed, in
  * strips 16 columns wide so that whole lines are written, when stream and the rows start on
- * 64-byte lines). bc is 0 or 1. When b is the same for every row (br == 0: a bias), its
+ * 64-byte lines; the caller fences after its last tile, see ndtiles_binary). bc is 0 or 1. When b is the same for every row (br == 0: a bias), its
  * elements are loaded once per strip, before the strip's stores. Loaded between the stores,
  * they made lesson 1's benchmark add 1.8 times slower, and how much slower depended on where
  * the bias sat relative to the result: the likely cause is that a load waits for an earlier
@@ -742,7 +742,6 @@ transpose_op_body(TileOp op, bool swap, bool stream, int64_t ni, int64_t nj, flo
                 TRANSPOSE8X8(s, ls, STORE_OP);
             }
     }
-    if (streaming) _mm_sfence();
     _mm256_zeroupper();
     transpose_op_generic(op, swap, false, ni - i8, nj, dst + i8 * ld, ld, src + i8, ls, b + i8 * br, br, bc);
     transpose_op_generic(op, swap, false, i8, nj - j8, dst + j8, ld, src + j8 * ls, ls, b + j8 * bc, br, bc);

@@ -295,6 +295,7 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
             binary_row(op, t.cols, o + t.offset[0] + r * t.row_step[0], x + t.offset[1] + r * t.row_step[1],
                        t.col_step[1], y + t.offset[2] + r * t.row_step[2], t.col_step[2]);
     }
+    if (t.stream) copy_stream_end(); /* the tiles' streamed stores, fenced once (see ndtiles_binary) */
     Tensor *inputs[2] = {a, b};
     return tensor_record(out, name, backward, 2, inputs);
 }
