@@ -119,6 +119,40 @@ BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg) {
     return o->quick ? bench_time(fn, arg, 1, 2, 0.0) : bench_time(fn, arg, 2, 5, 0.2);
 }
 
+/* One spell of bench_pair, folded into p: each side's best time and the median of this spell. */
+static void pair_spell(const BenchOptions *o, BenchPair *p, void (*fa)(void *), void *a, void (*fb)(void *), void *b) {
+    enum { MAX_REPS = 500 };
+    static double times[2][MAX_REPS];
+    int warmups = o->quick ? 1 : 2, min_reps = o->quick ? 2 : 5;
+    double min_seconds = o->quick ? 0.0 : 0.25;
+    for (int i = 0; i < warmups; i++) fa(a), fb(b);
+    int reps = 0;
+    double start = bench_now();
+    while (reps < MAX_REPS && (reps < min_reps || bench_now() - start < min_seconds)) {
+        double t0 = bench_now();
+        fa(a);
+        double t1 = bench_now();
+        fb(b);
+        times[0][reps] = t1 - t0;
+        times[1][reps++] = bench_now() - t1;
+    }
+    BenchTime *out[2] = {&p->a, &p->b};
+    for (int k = 0; k < 2; k++) {
+        qsort(times[k], (size_t)reps, sizeof times[k][0], compare_doubles);
+        double best = p->spells > 0 && out[k]->best < times[k][0] ? out[k]->best : times[k][0];
+        *out[k] = (BenchTime){best, times[k][reps / 2], out[k]->reps + reps};
+    }
+    p->spells++;
+}
+
+BenchPair bench_pair(const BenchOptions *o, void (*fa)(void *), void *a, void (*fb)(void *), void *b,
+                     double retry_above) {
+    BenchPair p = {{0, 0, 0}, {0, 0, 0}, 0};
+    do pair_spell(o, &p, fa, a, fb, b);
+    while (!o->quick && retry_above > 0 && p.b.best > retry_above * p.a.best && p.spells < 3);
+    return p;
+}
+
 void bench_table_header(const char *what, const char *rate_unit, const char *baseline) {
     printf("\n%s (speed: the baseline's time / this time; baseline: %s)\n", what, baseline);
     printf("  %-44s %12s %12s %8s\n", "", "best time", rate_unit, "speed");
@@ -130,18 +164,33 @@ void bench_table_row(const char *name, BenchTime t, double rate, double baseline
     fflush(stdout);
 }
 
-static bool target(const char *description, double value, const char *relation, double bound, bool met) {
-    printf("target: %s: %.2f (needs %s %.2f): %s\n", description, value, relation, bound,
+static bool target(const char *description, double value, const char *relation, double bound, bool met,
+                   const BenchPair *p) {
+    printf("target: %s: %.2f (needs %s %.2f): %s", description, value, relation, bound,
            met ? "met" : quick_mode ? "MISSED (a --quick run: too short to judge)" : "MISSED");
+    if (p)
+        printf(" [timed in turns: %.3f ms vs %.3f ms%s]", p->b.best * 1e3, p->a.best * 1e3,
+               p->spells == 1 ? "" : p->spells == 2 ? ", best of 2 spells" : ", best of 3 spells");
+    printf("\n");
     return met;
 }
 
 bool bench_target_at_least(const char *description, double value, double need) {
-    return target(description, value, ">=", need, value >= need);
+    return target(description, value, ">=", need, value >= need, NULL);
 }
 
 bool bench_target_at_most(const char *description, double value, double limit) {
-    return target(description, value, "<=", limit, value <= limit);
+    return target(description, value, "<=", limit, value <= limit, NULL);
+}
+
+bool bench_target_pair_at_most(const char *description, BenchPair p, double limit) {
+    double value = p.b.best / p.a.best;
+    return target(description, value, "<=", limit, value <= limit, &p);
+}
+
+bool bench_target_pair_at_least(const char *description, BenchPair p, double need) {
+    double value = p.a.best / p.b.best;
+    return target(description, value, ">=", need, value >= need, &p);
 }
 
 FILE *bench_data_open(const BenchOptions *o, const char *columns) {

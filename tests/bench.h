@@ -49,6 +49,25 @@ BenchTime bench_time(void (*fn)(void *), void *arg, int warmups, int min_reps, d
 /* bench_time with the defaults (2 warm-ups, 5 repeats, 0.2 s; --quick: 1, 2, 0). */
 BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg);
 
+/* The two times a target compares, taken in turns: fa(a) and fb(b) are each called twice
+ * untimed, then timed alternately (a, b, a, b, ...) for a spell of at least 5 calls each and
+ * 0.25 s (--quick: one untimed call each, then 2 timed). When b's time is more than
+ * `retry_above` times a's (0: never), up to two more spells follow, and each keeps its best
+ * time over all of them: noise only ever adds time.
+ *
+ * Why: on a shared machine another program's busy spell slows whatever runs during it, and
+ * two times taken seconds apart also measure that (lesson 1's benchmark printed 1.88 and 4.83
+ * for the same ratio a minute apart). Taken in turns, both see the same spells. Such spells
+ * slow reads that jump around memory (a transposed operand) far more than reads in order, so
+ * a ratio that misses gets another chance in a later spell. Lesson 6's OpenBLAS times are not
+ * taken this way: they come from another process (its core type is fixed when it loads). */
+typedef struct {
+    BenchTime a, b;
+    int spells;
+} BenchPair;
+BenchPair bench_pair(const BenchOptions *o, void (*fa)(void *), void *a, void (*fb)(void *), void *b,
+                     double retry_above);
+
 /* A table: a header line, then rows of a name, the best time, a rate (unit "GFLOP/s",
  * "GB/s", ...) and the ratio of the baseline's time to this row's (1.00 for the baseline,
  * above 1 is faster than it). */
@@ -58,6 +77,11 @@ void bench_table_row(const char *name, BenchTime t, double rate, double baseline
  * at_least for speeds relative to a baseline, at_most for times relative to one. */
 bool bench_target_at_least(const char *description, double value, double need);
 bool bench_target_at_most(const char *description, double value, double limit);
+
+/* The same, for the two times of a BenchPair, which the line also shows: at_most compares b's
+ * time to a's (b / a: a the baseline), at_least b's speed to a's (a / b). */
+bool bench_target_pair_at_most(const char *description, BenchPair p, double limit);
+bool bench_target_pair_at_least(const char *description, BenchPair p, double need);
 
 /* The data file (--data), opened for writing with a comment line naming the columns; NULL when
  * the option was not given. */

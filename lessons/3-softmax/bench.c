@@ -86,6 +86,25 @@ static BenchTime time_op(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s
     return (BenchTime){best, best, reps}; /* only the best time is reported */
 }
 
+/* One op as bench_pair times it: the context is rebuilt inside the call when it is full, so
+ * a few of the calls are slow, but the best time is one of the others. */
+typedef struct {
+    Setup *s;
+    Tensor *(*op)(Setup *);
+} Call;
+
+static void run_op(void *arg) {
+    Call *c = arg;
+    Setup *s = c->s;
+    if (ctx_bytes(s->ctx) >= s->input_bytes + 3 * (size_t)(s->rows * s->cols) * sizeof(float)) fresh_context(s);
+    Tensor *out = c->op(s);
+    if (!out) {
+        fprintf(stderr, "bench: %s\n", tensor_error());
+        exit(2);
+    }
+    bench_keep(tensor_data(out));
+}
+
 static Tensor *op_add(Setup *s) { return tensor_add(s->x, s->y); }
 static Tensor *op_softmax(Setup *s) { return tensor_softmax_last_dim(s->x); }
 static Tensor *op_log_softmax(Setup *s) { return tensor_log_softmax_last_dim(s->x); }
@@ -228,11 +247,13 @@ int main(int argc, char **argv) {
     printf("simd_exp's largest error over %llu floats from the whole float range: %.3f units in the last place\n",
            (unsigned long long)count, worst);
 
+    /* the targets: each ratio from two times taken in turns (bench_pair) */
     printf("\n");
-    bench_target_at_most("stable softmax forward within 4x of the same-size contiguous add (time / add's)",
-                         softmax.best / add.best, 4.0);
-    bench_target_at_most("softmax of a transposed view within 2x of the contiguous one (time / contiguous's)",
-                         transposed.best / softmax.best, 2.0);
+    Call add_call = {&s, op_add}, softmax_call = {&s, op_softmax}, transposed_call = {&s, op_softmax_transposed};
+    bench_target_pair_at_most("stable softmax forward within 4x of the same-size contiguous add (time / add's)",
+                              bench_pair(&o, run_op, &add_call, run_op, &softmax_call, 4.0), 4.0);
+    bench_target_pair_at_most("softmax of a transposed view within 2x of the contiguous one (time / contiguous's)",
+                              bench_pair(&o, run_op, &softmax_call, run_op, &transposed_call, 2.0), 2.0);
     ctx_free(s.ctx);
     free(s.x_values);
     free(s.y_values);
