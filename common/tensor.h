@@ -246,8 +246,16 @@ typedef struct {
 
 void ndtiles_init(NdTiles *t, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides);
 bool ndtiles_next(NdTiles *t);
+/* For a streamed walk (t->stream) with one operand read down the block's columns from rows
+ * 1 KB or more apart (a large transpose), and every other operand contiguous or broadcast
+ * along the columns: blocks become panels of all the rows x 16 columns, so that the
+ * transposed operand is read 16 of its rows at a time, each from end to end. Otherwise, or
+ * after the first ndtiles_next, it changes nothing. Panels are larger than NDTILE_SIZE x
+ * NDTILE_SIZE, so ndtiles_load cannot take them (no operand needs it then). */
+void ndtiles_use_panels(NdTiles *t);
 /* Copies operand k's elements of the current block (operand k's data starts at base) into buf,
- * row-major (rows x cols floats, at most NDTILE_SIZE x NDTILE_SIZE when t->tiled), and returns
+ * row-major (rows x cols floats, at most NDTILE_SIZE x NDTILE_SIZE when t->tiled; for a panel,
+ * which is larger, it copies nothing and returns NULL), and returns
  * buf: a block read down its columns becomes contiguous rows, through the same transposing
  * kernel as strided_copy's. For ops whose inner loop wants stride 1 (lesson 1's binary ops). */
 const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf);

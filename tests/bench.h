@@ -52,8 +52,8 @@ BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg);
 /* The two times a target compares, taken in turns: fa(a) and fb(b) are each called twice
  * untimed, then timed alternately (a, b, a, b, ...) for a spell of at least 5 calls each and
  * 0.25 s (--quick: one untimed call each, then 2 timed). When b's time is more than
- * `retry_above` times a's (0: never), up to two more spells follow, and each keeps its best
- * time over all of them: noise only ever adds time.
+ * `retry_above` times a's (0: never), up to two more spells follow, each after half a second
+ * idle, and each side keeps its best time over all of them: noise only ever adds time.
  *
  * Why: on a shared machine another program's busy spell slows whatever runs during it, and
  * two times taken seconds apart also measure that (lesson 1's benchmark printed 1.88 and 4.83

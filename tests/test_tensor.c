@@ -460,30 +460,43 @@ END_TEST
 
 /* A transposing copy of more than 16 MB streams its writes past the cache (whole 64-byte lines,
  * on rows that start on a line): into tensor_contiguous's result, into a 64-byte aligned array
- * (tensor_to_array), and, not streamed, into one that is not aligned; rows not a multiple of
- * the 8 x 8 blocks or the 64 x 64 tiles. The source's rows 2053 floats apart, and then 2048
- * (8 KB, a multiple of 1 KB: the kernel walks those tiles in another order). */
+ * (tensor_to_array), and, not streamed, into one that is not aligned. The source's rows 2053
+ * and 2048 floats apart (copied in panels of 16 columns, 2048 a multiple of 1 KB), rows not a
+ * multiple of the 8 x 8 blocks; then a result whose rows (2070 floats) do not start on lines,
+ * with a last panel of 6 columns; then 75 small transposes, K of attention heads, (1008,60)
+ * each, whose rows are 240 bytes apart (64 x 64 tiles, 8 rows at a time). */
 START_TEST(test_large_transposes_stream) {
-    const int64_t c = 2064; /* the view (r, c): its rows are 2064 floats, 16 x 129 */
-    for (int64_t r = 2053; r >= 2048; r -= 5) {
-        Tensor *x = tensor_zeros(test_ctx, DIMS(c, r));
-        for (int64_t k = 0; k < c * r; k++) tensor_data(x)[k] = (float)(k % 100003);
-        Tensor *v = EXPECT_OK(tensor_as_strided(x, DIMS(r, c), STRIDES(1, r), 0));
+    const int64_t sizes[3][2] = {{2053, 2064}, {2048, 2064}, {2051, 2070}};
+    for (int k = 0; k < 4; k++) {
+        /* the view v, (r, c) or (heads, d, t), of x's storage, and where its elements are */
+        int64_t r, c, heads = 75, t = 1008, d = 60;
+        Tensor *x, *v;
+        if (k < 3) {
+            r = sizes[k][0], c = sizes[k][1];
+            x = tensor_zeros(test_ctx, DIMS(c, r));
+            v = EXPECT_OK(tensor_as_strided(x, DIMS(r, c), STRIDES(1, r), 0));
+        } else {
+            r = heads * d, c = t;
+            x = tensor_zeros(test_ctx, DIMS(heads, t, d));
+            v = EXPECT_OK(tensor_as_strided(x, DIMS(heads, d, t), STRIDES(t * d, 1, d), 0));
+        }
+        for (int64_t e = 0; e < r * c; e++) tensor_data(x)[e] = (float)(e % 100003);
         Tensor *copy = EXPECT_OK(tensor_contiguous(v));
         ck_assert_msg((uintptr_t)tensor_data(copy) % 64 == 0, "a large tensor's data starts on a cache line");
-        float *aligned = aligned_alloc(64, (size_t)(r * c) * sizeof(float));
+        float *aligned = aligned_alloc(64, ((size_t)(r * c) * sizeof(float) + 63) / 64 * 64); /* a multiple of 64 */
         float *unaligned = malloc((size_t)(r * c + 1) * sizeof(float));
         ck_assert(aligned && unaligned);
         ck_assert_int_eq(tensor_to_array(v, aligned, r * c), r * c);
         ck_assert_int_eq(tensor_to_array(v, unaligned + 1, r * c), r * c);
         for (int64_t a = 0; a < r; a++)
             for (int64_t b = 0; b < c; b++) {
-                float want = tensor_data(x)[b * r + a];
+                /* element (a, b) of the view, rows a of (r, c); for the heads, a = head * d + i */
+                float want = k < 3 ? tensor_data(x)[b * r + a] : tensor_data(x)[(a / d) * t * d + b * d + a % d];
                 EXPECT_THAT(tensor_data(copy)[a * c + b] == want && aligned[a * c + b] == want &&
                                 unaligned[1 + a * c + b] == want,
-                            "element (%lld,%lld) of the (%lld,%lld) transpose is %g (to_array: %g aligned, %g not), "
-                            "expected %g",
-                            (long long)a, (long long)b, (long long)r, (long long)c, (double)tensor_data(copy)[a * c + b],
+                            "case %d: element %lld of the transposed copy (%lld rows of %lld) is %g (to_array: "
+                            "%g aligned, %g not), expected %g",
+                            k, (long long)(a * c + b), (long long)r, (long long)c, (double)tensor_data(copy)[a * c + b],
                             (double)aligned[a * c + b], (double)unaligned[1 + a * c + b], (double)want);
             }
         free(aligned);

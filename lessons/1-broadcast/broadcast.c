@@ -286,6 +286,7 @@ static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor
         Tensor *inputs[2] = {a, b};
         return tensor_record(out, name, backward, 2, inputs);
     }
+    ndtiles_use_panels(&t);
     while (ndtiles_next(&t)) {
         if (t.tiled) {
             ndtiles_binary(&t, (TileOp)op, o, x, y);
