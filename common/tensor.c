@@ -723,8 +723,8 @@ __attribute__((target("avx2"))) static inline __m256 tile_op8(TileOp op, bool sw
 /* transpose_op_generic through AVX2 registers: each 8 x 8 block of s is transposed as in
  * transpose_avx2, and the op applied to its eight rows before they are stored (streamed, in
  * strips 16 columns wide so that whole lines are written, when stream and the rows start on
- * 64-byte lines; the caller fences after its last tile, see ndtiles_binary). bc is 0 or 1. When b is the same for every row (br == 0: a bias), its
- * elements are loaded once per strip, before the strip's stores. Loaded between the stores,
+ * 64-byte lines; the caller fences after its last tile, see ndtiles_binary). bc is 0 or 1.
+ * When b is the same for every row (br == 0: a bias), its elements are loaded once per strip, before the strip's stores. Loaded between the stores,
  * they made lesson 1's benchmark add 1.8 times slower, and how much slower depended on where
  * the bias sat relative to the result: the likely cause is that a load waits for an earlier
  * store whose address has the same last 12 bits (all a processor compares at first), and the
