@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __GLIBC__
@@ -70,24 +71,44 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
     return o;
 }
 
-int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallback) {
+/* The text after --NAME, or NULL when the option is not given. */
+static const char *option_text(const BenchOptions *o, const char *name) {
     for (int i = 1; i + 1 < o->argc; i++)
-        if (strncmp(o->argv[i], "--", 2) == 0 && strcmp(o->argv[i] + 2, name) == 0) return strtoll(o->argv[i + 1], NULL, 10);
-    return fallback;
+        if (strncmp(o->argv[i], "--", 2) == 0 && strcmp(o->argv[i] + 2, name) == 0) return o->argv[i + 1];
+    return NULL;
+}
+
+/* One value of --NAME, from text up to a comma or the end (*end is set past it); exits on a
+ * value that is not a whole number from 1 to BENCH_OPTION_MAX. */
+static int64_t option_value(const char *name, const char *text, const char **end) {
+    char *stop;
+    errno = 0;
+    long long v = strtoll(text, &stop, 10);
+    if (stop == text || (*stop != '\0' && *stop != ',') || errno != 0 || v < 1 || v > BENCH_OPTION_MAX) {
+        fprintf(stderr, "bench: --%s takes whole numbers from 1 to %d, got '%s'\n", name, BENCH_OPTION_MAX, text);
+        exit(2);
+    }
+    *end = *stop == ',' ? stop + 1 : stop;
+    return v;
+}
+
+int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallback) {
+    const char *text = option_text(o, name), *end;
+    if (!text) return fallback;
+    int64_t v = option_value(name, text, &end);
+    if (*end != '\0' || end[-1] == ',') {
+        fprintf(stderr, "bench: --%s takes one number, got '%s'\n", name, text);
+        exit(2);
+    }
+    return v;
 }
 
 int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback,
                       int64_t *out, int max) {
-    for (int i = 1; i + 1 < o->argc; i++) {
-        if (strncmp(o->argv[i], "--", 2) != 0 || strcmp(o->argv[i] + 2, name) != 0) continue;
+    const char *text = option_text(o, name);
+    if (text) {
         int n = 0;
-        char *p = o->argv[i + 1], *end;
-        while (n < max) {
-            long long v = strtoll(p, &end, 10);
-            if (end == p) break;
-            out[n++] = v;
-            p = *end == ',' ? end + 1 : end;
-        }
+        for (const char *p = text; n < max && (n == 0 || *p != '\0');) out[n++] = option_value(name, p, &p);
         return n;
     }
     int n = n_fallback < max ? n_fallback : max;

@@ -28,6 +28,10 @@ typedef struct {
  * own options stay in argv for bench_option_int/bench_option_list. Prints the header. */
 BenchOptions bench_start(int argc, char **argv, const char *title, const char *usage);
 
+/* Every benchmark option is a size or a count: a whole number from 1 to BENCH_OPTION_MAX. A
+ * value outside that, or not a number, ends the program with a message naming the option
+ * (exit status 2), before anything is allocated. */
+#define BENCH_OPTION_MAX (1 << 20)
 /* The value of --NAME N, or fallback. */
 int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallback);
 /* --NAME A,B,C into out (at most max values): the count, or the fallback's count. */

@@ -57,6 +57,12 @@ static void fresh_context(Setup *s) {
     s->input_bytes = ctx_bytes(s->ctx);
 }
 
+/* Every op allocates its output in the context, which is freed only as a whole: once it holds
+ * three outputs, it is made again (see time_op). */
+static void keep_context_small(Setup *s) {
+    if (ctx_bytes(s->ctx) >= s->input_bytes + 3 * (size_t)(s->rows * s->cols) * sizeof(float)) fresh_context(s);
+}
+
 /* bench_default's loop (warm-ups, then at least 5 calls and 0.2 s; --quick: 1, then 2), for a
  * library op, with one untimed step before each call. Every op allocates its output in the
  * context, which is freed only as a whole, so once the context holds three outputs it is
@@ -69,7 +75,7 @@ static BenchTime time_op(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s
     int warmups = o->quick ? 1 : 2, min_reps = o->quick ? 2 : 5, reps = 0;
     double min_seconds = o->quick ? 0.0 : 0.2, start = 0.0;
     for (int call = 0; reps < MAX_REPS && (reps < min_reps || bench_now() - start < min_seconds); call++) {
-        if (ctx_bytes(s->ctx) >= s->input_bytes + 3 * (size_t)(s->rows * s->cols) * sizeof(float)) fresh_context(s);
+        keep_context_small(s);
         if (call == warmups) start = bench_now();
         double t0 = bench_now();
         Tensor *out = op(s);
@@ -96,7 +102,7 @@ typedef struct {
 static void run_op(void *arg) {
     Call *c = arg;
     Setup *s = c->s;
-    if (ctx_bytes(s->ctx) >= s->input_bytes + 3 * (size_t)(s->rows * s->cols) * sizeof(float)) fresh_context(s);
+    keep_context_small(s);
     Tensor *out = c->op(s);
     if (!out) {
         fprintf(stderr, "bench: %s\n", tensor_error());
@@ -190,10 +196,6 @@ int main(int argc, char **argv) {
     Setup s = {0};
     s.rows = bench_option_int(&o, "rows", o.quick ? 512 : 4096);
     s.cols = bench_option_int(&o, "cols", o.quick ? 512 : 4096);
-    if (s.rows < 1 || s.cols < 1) {
-        fprintf(stderr, "bench: --rows and --cols must be at least 1\n");
-        return 2;
-    }
     int64_t n = s.rows * s.cols;
     bench_warm_heap((size_t)n * sizeof(float) * 16);
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing)\n");
