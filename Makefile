@@ -74,7 +74,7 @@ lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
 	@mkdir -p $(@D)
 	$(say) AR $@
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

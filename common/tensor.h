@@ -184,115 +184,30 @@ void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides);
 bool nditer_next(NdIter *it);
 
-/* The fast form of the same loop: the iterator visits every dim but the last, and the caller
- * walks the last one in a plain inner loop that the compiler can unroll and vectorize. First,
- * dims that can be walked as one are merged (for every operand, a dim's stride is the next
- * dim's stride times its size: a contiguous (4096,4096) is one dim of 16M elements) and dims of
- * size 1 are dropped. *inner_n receives the length of the last merged dim and inner_strides[k]
- * operand k's stride along it (1 or 0 for contiguous or broadcast operands: the fast cases).
- *
- *   NdIter it;
- *   int64_t n, step[2];
- *   nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
- *   while (nditer_next(&it))
- *       for (int64_t i = 0; i < n; i++) dst[it.offset[0] + i * step[0]] = src[it.offset[1] + i * step[1]];
- *
- * It fails like nditer_init (an iterator that visits nothing); an empty shape visits nothing. */
-void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *inner_n, int64_t *inner_strides);
-
 /* Visits the rows of x, its 1-D slices along the last dim: it->offset[0] is the offset (from
  * tensor_data(x)) of each row's first element, and x->strides[x->rank - 1] steps along a row.
  * For rank 1 there is one row; a NULL or rank-0 x has none (an error is recorded). */
 void nditer_init_rows(NdIter *it, const Tensor *x);
 
-/* The cache-blocked form, for layouts where the operands disagree about which dim is the
- * contiguous one (a transpose: the destination walks a row with stride 1, the source walks it
- * with stride 4096). It visits every element once, in blocks of rows x cols elements: element
- * (r, c) of the current block is, for operand k, at it.offset[k] + r * it.row_step[k] +
- * c * it.col_step[k]. Dims are merged first, as in nditer_init_inner. Usually a block is the
- * last two merged dims (rows = the next-to-last, cols = the last), visited in row-major order.
- * But when an operand steps over a cache line or more (16 floats) along the last dim and less
- * along another one, that dim becomes the rows and the blocks are tiles of at most
- * NDTILE_SIZE x NDTILE_SIZE (64 x 64): small enough for the cache lines of every operand to
- * stay in L1 until each is used in full. The order of the tiles is not row-major (a
- * reduction's sum comes out in another order).
- *
- *   NdTiles t;
- *   ndtiles_init(&t, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
- *   while (ndtiles_next(&t))
- *       for (int64_t r = 0; r < t.rows; r++)
- *           for (int64_t c = 0; c < t.cols; c++)
- *               dst[t.offset[0] + r * t.row_step[0] + c * t.col_step[0]] =
- *                   src[t.offset[1] + r * t.row_step[1] + c * t.col_step[1]];
- *
- * It fails like nditer_init (visiting nothing); an empty shape visits nothing; a single
- * element is one block of 1 x 1. */
-#define NDTILE_SIZE 64 /* a tile is at most NDTILE_SIZE x NDTILE_SIZE elements */
+/* True when two adjacent dims, an outer one (outer_size elements, outer_stride apart) and an
+ * inner one (inner_size elements, inner_stride apart), can be walked as one dim of
+ * outer_size * inner_size elements, inner_stride apart: the outer dim steps over exactly one
+ * run of the inner one (outer_stride == inner_size * inner_stride), or has a single element.
+ * The one rule for merging dims: reshape's views (lesson 4), lesson 6's batch fold and the
+ * fast loops (kernels.h) all ask it. */
+bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride);
 
-typedef struct {
-    int64_t rows, cols; /* the current block */
-    int64_t offset[NDITER_MAX_OPERANDS];
-    int64_t row_step[NDITER_MAX_OPERANDS], col_step[NDITER_MAX_OPERANDS];
-    bool tiled;  /* the blocks are tiles of a transpose-like layout */
-    bool stream; /* tiled, and more than 16 MB in all: a copy streams its stores past the cache */
-    /* the walk itself */
-    NdIter outer; /* the merged dims other than the block's two */
-    int n_operands;
-    bool started;
-    int64_t n_rows, n_cols, tile_rows, tile_cols, r0, c0;
-    void (*transpose)(int how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls); /* the kernel */
-} NdTiles;
-
-void ndtiles_init(NdTiles *t, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides);
-bool ndtiles_next(NdTiles *t);
-/* For a streamed walk (t->stream) with one operand read down the block's columns from rows
- * 1 KB or more apart (a large transpose), and every other operand contiguous or broadcast
- * along the columns: blocks become panels of all the rows x 16 columns, so that the
- * transposed operand is read 16 of its rows at a time, each from end to end. Otherwise, or
- * after the first ndtiles_next, it changes nothing. Panels are larger than NDTILE_SIZE x
- * NDTILE_SIZE, so ndtiles_load cannot take them (no operand needs it then). */
-void ndtiles_use_panels(NdTiles *t);
-/* Copies operand k's elements of the current block (operand k's data starts at base) into buf,
- * row-major (rows x cols floats, at most NDTILE_SIZE x NDTILE_SIZE when t->tiled; for a panel,
- * which is larger, it copies nothing and returns NULL), and returns
- * buf: a block read down its columns becomes contiguous rows, through the same transposing
- * kernel as strided_copy's. For ops whose inner loop wants stride 1 (lesson 1's binary ops). */
-const float *ndtiles_load(const NdTiles *t, int k, const float *base, float *buf);
-
-/* The elementwise ops of lesson 1, for one tiled block (t->tiled) of three operands: operand 0
- * the result out, written with stride 1 along the block's columns (a new contiguous tensor),
- * operands 1 and 2 the inputs x and y: out = x op y over the block. An input read down the
- * block's columns (a transposed input) goes through the transposing kernel, and the op is
- * applied in its registers on the way out, so that the block is read and written once; a large
- * result (t->stream: more than 16 MB) is streamed past the cache, as strided_copy does, and
- * then the caller calls copy_stream_end() once after the last block. (A fence after every
- * block waits for its streamed stores to drain, 4096 times in a (4096,4096) add: lesson 1's
- * benchmark add of a transposed operand took 9.4-12.7 ms that way, 8.2-8.7 ms without.) */
-typedef enum { TILE_ADD, TILE_SUB, TILE_MUL, TILE_DIV } TileOp;
-void ndtiles_binary(const NdTiles *t, TileOp op, float *out, const float *x, const float *y);
-
-/* dst[i] += src[i] for every index i of `shape`, both addressed through strides. A stride of
- * 0 in src reads one element many times (a broadcast); a stride of 0 in dst adds many
- * elements into one (a reduction). A cache-blocked loop (NdTiles). */
+/* dst[i] += src[i] for every index i of `shape`, both addressed through strides: the odometer
+ * above. A stride of 0 in src reads one element many times (a broadcast); a stride of 0 in dst
+ * adds many elements into one (a reduction). */
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides);
 /* dst[i] = src[i] for every index i of `shape`: the copy behind tensor_contiguous and
- * tensor_to_array. Contiguous rows are copied with memcpy; the tiles of a transpose with an
- * AVX2 kernel when the CPU has one (TRANSPOSE_KERNEL=generic in the environment forces the
- * plain C loop), which streams a copy of more than 16 MB past the cache when the rows of dst
- * start on 64-byte lines. dst and src must not overlap, and dst must not have a stride of 0. */
+ * tensor_to_array, the same odometer. dst and src must not overlap, and dst must not have a
+ * stride of 0. Both hand their work to a fast path first (kernels.h), which visits the same
+ * pairs in memory order: a sum may come out rounded differently, never a copy. */
 void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides);
-/* dst[i] = src[i] for i < n, with streaming stores, which write whole cache lines to memory
- * without first reading them into the cache, when the CPU has them (x86) and dst starts on
- * 16 bytes and n is a multiple of 4; else memcpy. For rows written in an order the cache cannot
- * predict, into a result larger than the cache (lesson 5's gather from a transposed table).
- * Call copy_stream_end() after the last one, before anything reads dst. */
-void copy_stream(float *dst, const float *src, int64_t n);
-void copy_stream_end(void);
-/* "avx2" or "generic": the transposing kernel strided_copy uses on this CPU now. */
-const char *transpose_kernel_name(void);
 
 /* Pointer to a tensor's first element (its storage plus its offset). */
 float *tensor_data(const Tensor *t);

@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
+#include "kernels.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +67,23 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
 #ifdef _SC_NPROCESSORS_ONLN
     cores = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
+    if (getenv("COURSE_KERNELS")) {
+        fprintf(stderr, "bench: unset COURSE_KERNELS: the benchmark runs the fast paths, and sets it itself for the "
+                        "rows that name another setting\n");
+        exit(2);
+    }
     printf("==== %s\n", title);
     printf("machine: %s, %ld cores online; single thread\n", cpu, cores);
     printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date, o.quick ? "; --quick (a smoke run)" : "");
+    printf("kernels: %s (rows marked \"reference\" or \"generic\" run with COURSE_KERNELS set so)\n", kernels_name());
     return o;
+}
+
+BenchTime bench_with_kernels(const BenchOptions *o, const char *mode, void (*fn)(void *), void *arg) {
+    setenv("COURSE_KERNELS", mode, 1);
+    BenchTime t = bench_default(o, fn, arg);
+    unsetenv("COURSE_KERNELS");
+    return t;
 }
 
 /* The text after --NAME, or NULL when the option is not given. */

@@ -25,7 +25,9 @@ typedef struct {
 } BenchOptions;
 
 /* Parses --quick, --data FILE and --help (which prints `usage` and exits); the benchmark's
- * own options stay in argv for bench_option_int/bench_option_list. Prints the header. */
+ * own options stay in argv for bench_option_int/bench_option_list. Prints the header, with
+ * the kernels that run (kernels.h). The benchmarks run the fast paths: with COURSE_KERNELS
+ * set, it stops with a message (exit status 2). */
 BenchOptions bench_start(int argc, char **argv, const char *title, const char *usage);
 
 /* Every benchmark option is a size or a count: a whole number from 1 to BENCH_OPTION_MAX. A
@@ -52,6 +54,10 @@ typedef struct {
 BenchTime bench_time(void (*fn)(void *), void *arg, int warmups, int min_reps, double min_seconds);
 /* bench_time with the defaults (2 warm-ups, 5 repeats, 0.2 s; --quick: 1, 2, 0). */
 BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg);
+
+/* bench_default with COURSE_KERNELS set to mode ("reference", "generic") for the rows that
+ * show what the fast path buys; it is unset again after. */
+BenchTime bench_with_kernels(const BenchOptions *o, const char *mode, void (*fn)(void *), void *arg);
 
 /* The two times a target compares, taken in turns: fa(a) and fb(b) are each called twice
  * untimed, then timed alternately (a, b, a, b, ...) for a spell of at least 5 calls each and

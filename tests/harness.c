@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernels.h"
+
 enum {
     EXIT_TODO = 77,            /* a probe that reached EXERCISE_TODO() */
     PROBE_SECONDS = 3,         /* time a probe may take; Check's $CK_TIMEOUT_MULTIPLIER scales it */
@@ -81,6 +83,23 @@ static void test_teardown(void) {
         if (write(proof_fd, line, (size_t)n) != n) _exit(EXIT_FAILURE);
     }
     _exit(TEST_FINISHED);
+}
+
+const char *const *test_kernel_modes(void) {
+    static const char *const all[] = {"reference", "generic", "native", NULL};
+    static const char *const without_avx2[] = {"reference", "generic", NULL};
+    const char *was = getenv("COURSE_KERNELS");
+    char saved[64] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    bool avx2 = strcmp(use_kernels("native"), "avx2") == 0;
+    if (was) setenv("COURSE_KERNELS", saved, 1);
+    else unsetenv("COURSE_KERNELS");
+    return avx2 ? all : without_avx2;
+}
+
+const char *use_kernels(const char *mode) {
+    setenv("COURSE_KERNELS", mode, 1);
+    return kernels_name();
 }
 
 uint64_t test_seed(void) {

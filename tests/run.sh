@@ -3,7 +3,9 @@
 # each program, then one line per lesson. Called by `make test` and `make lessonN test`.
 #
 #   tests/run.sh all     N:topic:dir ...   the library's tests (tests/test_*.c: the tensor core,
-#                                          conformance, bad inputs, random testing), and per
+#                                          conformance, bad inputs, random testing), each run
+#                                          twice: with the fast paths, then with
+#                                          COURSE_KERNELS=reference (kernels.h); and per
 #                                          lesson: core tests, the student's exercises, the
 #                                          reference solutions
 #   tests/run.sh student N:topic:dir ...   per lesson: core tests and the student's exercises
@@ -45,6 +47,8 @@ library_tests() {
 title() { sed -n '2s/^ \* [^ ]* - \([^:]*\):.*/\1/p' "tests/$1.c"; }
 for name in $(library_tests); do
     run "$name" "$(title "$name"): tests/$name.c" "$build/tests/$name"
+    run "$name.reference" "$(title "$name") with COURSE_KERNELS=reference: tests/$name.c" \
+        env COURSE_KERNELS=reference "$build/tests/$name"
 done
 
 for spec in "$@"; do
@@ -97,7 +101,10 @@ checks() { # LABEL FILE KEY COLUMN
     line=$(field "$2" "$3" "$4")
     printf '%-40s %s\n' "$1" "${line:-no results: the program did not finish}"
 }
-for name in $(library_tests); do checks "$(title "$name")" "$results/$name" core 4; done
+for name in $(library_tests); do
+    checks "$(title "$name")" "$results/$name" core 4
+    checks "$(title "$name"), reference" "$results/$name.reference" core 4
+done
 for spec in "$@"; do
     n=${spec%%:*}
     checks "lesson $n core tests" "$results/lesson$n.core" core 4
@@ -123,7 +130,9 @@ exercise_counts() { # FILE -> "3 done, 2 TODO, 0 failed (9/15 points)"
         END { printf "%d done, %d TODO, %d failed (%d/%d points)", done, todo, failed, points, total }' "$1"
 }
 
-for name in $(library_tests); do echo "$(title "$name"): $(core_line "$results/$name" tests)"; done
+for name in $(library_tests); do
+    echo "$(title "$name"): $(core_line "$results/$name" tests); with COURSE_KERNELS=reference: $(core_line "$results/$name.reference" tests)"
+done
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
     topic=${rest%%:*}

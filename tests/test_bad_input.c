@@ -792,12 +792,12 @@ START_TEST(test_backward_non_scalar) {
     Scene s = scene();
     Tensor *y = tensor_mul_scalar(s.a, 2);
     EXPECT_MINUS_ONE(tensor_backward(y), "backward: the loss must be a scalar (one element), got shape (2,3); reduce it first "
-                                         "(e.g. tensor_sum) or use tensor_backward_from with an upstream gradient");
+                                         "(a sum or a mean of it) or use tensor_backward_from with an upstream gradient");
     EXPECT_MINUS_ONE(tensor_backward(s.t), "backward: the loss must be a scalar (one element), got shape (3,2); reduce it first "
-                                           "(e.g. tensor_sum) or use tensor_backward_from with an upstream gradient");
+                                           "(a sum or a mean of it) or use tensor_backward_from with an upstream gradient");
     Tensor *e = tensor_sum_axis(tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 0))), 0, false);
     EXPECT_MINUS_ONE(tensor_backward(e), "backward: the loss must be a scalar (one element), got shape (0,); reduce it first "
-                                         "(e.g. tensor_sum) or use tensor_backward_from with an upstream gradient");
+                                         "(a sum or a mean of it) or use tensor_backward_from with an upstream gradient");
     /* one element of any rank is a scalar enough */
     Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 1, 1), VALUES(5)));
     tensor_clear_error();

@@ -155,10 +155,6 @@ int main(int argc, char **argv) {
     const int64_t default_sizes[] = {64, 128, 256, 512, 1024, 2048}, quick_sizes[] = {64, 256};
     int64_t sizes[16];
     int n_sizes = bench_option_list(&o, "sizes", o.quick ? quick_sizes : default_sizes, o.quick ? 2 : 6, sizes, 16);
-    if (getenv("TRANSPOSE_KERNEL")) {
-        fprintf(stderr, "bench: unset TRANSPOSE_KERNEL: this benchmark runs both kernels itself\n");
-        return 2;
-    }
     bench_warm_heap((size_t)rows * (size_t)cols * 4 * 16);
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing);\n"
            "every way writes its (R,C) result into such memory. GB/s: 12 bytes per element (a read, the result\n"
@@ -169,7 +165,7 @@ int main(int argc, char **argv) {
     snprintf(what, sizeof what, "(%lld,%lld) + (%lld,), %.0f MB result", (long long)rows, (long long)cols, (long long)cols,
              (double)(rows * cols * 4) / 1e6);
     bench_table_header(what, "GB/s", "plain loop over same-shape arrays");
-    BenchTime transposed_generic;
+    BenchTime transposed_generic, views_reference;
     /* The times the targets compare are taken in turns (bench_pair): the plain loop with the
      * views, the views with each strided cousin, two full operands with one of them transposed.
      * The views' row shows their best time from those pairs. */
@@ -182,22 +178,20 @@ int main(int argc, char **argv) {
         Case other = case_new(rows, cols, cousins[k], false);
         versus_views[k] = bench_pair(&o, library_add, &c, library_add, &other, 2.0);
         if (versus_views[k].a.best < views.best) views = versus_views[k].a;
-        if (cousins[k] == TRANSPOSED_A) { /* and the same with the plain C transposing kernel */
-            setenv("TRANSPOSE_KERNEL", "generic", 1);
-            case_tensors(&other);
-            transposed_generic = bench_default(&o, library_add, &other);
-            unsetenv("TRANSPOSE_KERNEL");
-        }
+        if (cousins[k] == TRANSPOSED_A) /* and the same with the fast path's plain C kernels */
+            transposed_generic = bench_with_kernels(&o, "generic", library_add, &other);
         case_free(&other);
     }
     bench_table_row("plain C loop, same-shape arrays", plain, gbps(&c, plain), plain.best);
     bench_table_row("tensor_add: the bias through a stride-0 view", views, gbps(&c, views), plain.best);
+    views_reference = bench_with_kernels(&o, "reference", library_add, &c);
+    bench_table_row("  the same, reference: the odometer", views_reference, gbps(&c, views_reference), plain.best);
     BenchTime built = o.quick ? bench_time(map_built, &c, 0, 1, 0) : bench_time(map_built, &c, 1, 3, 0);
     bench_table_row("index maps, built in the call (the chapter)", built, gbps(&c, built), plain.best);
     BenchTime prebuilt = bench_default(&o, map_prebuilt, &c);
     bench_table_row("index maps, built beforehand", prebuilt, gbps(&c, prebuilt), plain.best);
     bench_table_row("tensor_add, a transposed", versus_views[0].b, gbps(&c, versus_views[0].b), plain.best);
-    bench_table_row("tensor_add, a transposed, generic kernel", transposed_generic, gbps(&c, transposed_generic),
+    bench_table_row("tensor_add, a transposed, generic kernels", transposed_generic, gbps(&c, transposed_generic),
                     plain.best);
     bench_table_row("tensor_add, + (R,1): a column, stride 0", versus_views[1].b, gbps(&c, versus_views[1].b),
                     plain.best);

@@ -12,7 +12,8 @@
 #include "broadcast.h"
 
 #include <math.h>
-#include <string.h>
+
+#include "broadcast_fast.h"
 
 /* ==== the rule =========================================================================== */
 
@@ -20,10 +21,7 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
                      int *out_rank) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
     if (!shape_is_valid("broadcast_shapes", a, a_rank) || !shape_is_valid("broadcast_shapes", b, b_rank)) return -1;
-    if (!out || !out_rank) {
-        tensor_set_error("broadcast_shapes: out and out_rank must not be NULL");
-        return -1;
-    }
+    if (!out || !out_rank) return tensor_set_error("broadcast_shapes: out and out_rank must not be NULL"), -1;
     int n = a_rank > b_rank ? a_rank : b_rank;
     for (int i = 0; i < n; i++) {
         /* Right alignment: position i of the result lines up with position i - (n - rank) of
@@ -51,10 +49,8 @@ int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strid
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     if (!shape_is_valid("broadcast_strides", src, src_rank) || !shape_is_valid("broadcast_strides", target, target_rank))
         return -1;
-    if ((src_rank > 0 && !src_strides) || (target_rank > 0 && !out_strides)) {
-        tensor_set_error("broadcast_strides: src_strides and out_strides must not be NULL");
-        return -1;
-    }
+    if ((src_rank > 0 && !src_strides) || (target_rank > 0 && !out_strides))
+        return tensor_set_error("broadcast_strides: src_strides and out_strides must not be NULL"), -1;
     int pad = target_rank - src_rank; /* dims target has in front of src's */
     if (pad < 0) goto incompatible;
     for (int d = 0; d < target_rank; d++) {
@@ -82,21 +78,14 @@ int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, in
     if (!shape_is_valid("broadcast_map", target, target_rank) || !shape_is_valid("broadcast_map", src, src_rank)) return -1;
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     int64_t total = shape_numel(target, target_rank), index[TENSOR_MAX_RANK];
-    if (total < 0 || shape_numel(src, src_rank) < 0) {
-        tensor_set_error("broadcast_map: shape %s has too many elements",
-                         total < 0 ? shape_format(target, target_rank, st, sizeof st) : shape_format(src, src_rank, ss, sizeof ss));
-        return -1;
-    }
-    if (!map && total != 0) {
-        tensor_set_error("broadcast_map: map is NULL");
-        return -1;
-    }
+    if (total < 0 || shape_numel(src, src_rank) < 0)
+        return tensor_set_error("broadcast_map: shape %s has too many elements",
+                                total < 0 ? shape_format(target, target_rank, st, sizeof st) : shape_format(src, src_rank, ss, sizeof ss)), -1;
+    if (!map && total != 0) return tensor_set_error("broadcast_map: map is NULL"), -1;
     contiguous_strides(src, src_rank, src_contiguous);
-    if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0) {
-        tensor_set_error("broadcast_map: shape %s cannot be broadcast to %s", shape_format(src, src_rank, ss, sizeof ss),
-                         shape_format(target, target_rank, st, sizeof st));
-        return -1;
-    }
+    if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0)
+        return tensor_set_error("broadcast_map: shape %s cannot be broadcast to %s", shape_format(src, src_rank, ss, sizeof ss),
+                                shape_format(target, target_rank, st, sizeof st)), -1;
 
     for (int64_t t = 0; t < total; t++) {
         unravel_index(t, target, target_rank, index); /* step 1: flat t -> (i, j, ...) */
@@ -126,15 +115,11 @@ Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank) {
     int64_t strides[TENSOR_MAX_RANK];
     char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     if (!shape_is_valid("expand", shape, rank)) return NULL;
-    if (shape_numel(shape, rank) < 0) {
-        tensor_set_error("expand: shape %s has too many elements", shape_format(shape, rank, st, sizeof st));
-        return NULL;
-    }
-    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0) {
-        tensor_set_error("expand: cannot broadcast shape %s to %s", shape_format(x->shape, x->rank, sx, sizeof sx),
-                         shape_format(shape, rank, st, sizeof st));
-        return NULL;
-    }
+    if (shape_numel(shape, rank) < 0)
+        return tensor_set_error("expand: shape %s has too many elements", shape_format(shape, rank, st, sizeof st)), NULL;
+    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0)
+        return tensor_set_error("expand: cannot broadcast shape %s to %s", shape_format(x->shape, x->rank, sx, sizeof sx),
+                                shape_format(shape, rank, st, sizeof st)), NULL;
     Tensor *view = tensor_as_strided(x, shape, rank, strides, x->offset);
     return tensor_record(view, "expand", expand_backward, 1, &x);
 }
@@ -156,12 +141,10 @@ static Tensor *sum_to_shape_named(const char *op, Tensor *x, const int64_t *shap
     bool fits = shape_numel(shape, rank) >= 0; /* if its count overflows, it cannot broadcast to x's */
     if (fits) contiguous_strides(shape, rank, contiguous);
     /* out's strides seen from x's shape: 0 along every dim that is summed away */
-    if (!fits || broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0) {
-        tensor_set_error("%s: shape %s does not broadcast to the input's shape %s, so the input cannot be "
-                         "summed onto it", op, shape_format(shape, rank, st, sizeof st),
-                         shape_format(x->shape, x->rank, sx, sizeof sx));
-        return NULL;
-    }
+    if (!fits || broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0)
+        return tensor_set_error("%s: shape %s does not broadcast to the input's shape %s, so the input cannot be "
+                                "summed onto it", op, shape_format(shape, rank, st, sizeof st),
+                                shape_format(x->shape, x->rank, sx, sizeof sx)), NULL;
     Tensor *out = tensor_zeros(x->ctx, shape, rank);
     if (!out) return NULL;
     strided_accumulate(x->rank, x->shape, tensor_data(out), out_strides, tensor_data(x), x->strides);
@@ -176,128 +159,46 @@ Tensor *tensor_sum(Tensor *x) { return sum_to_shape_named("sum", x, NULL, 0); }
 
 /* ==== elementwise ops with broadcasting ================================================== */
 
-typedef enum { OP_ADD = TILE_ADD, OP_SUB = TILE_SUB, OP_MUL = TILE_MUL, OP_DIV = TILE_DIV } BinaryOp;
-
-/* One row of n results, o[i] = x[i * sx] op y[i * sy] (o is contiguous: it is a new tensor).
- * The strides of a row are almost always 1 (contiguous) or 0 (broadcast); each such case is
- * a plain loop over restrict pointers, and the choice of op is made once per row, not per
- * element. Those loops go eight elements at a time: gcc at -O2 does not vectorize a loop of
- * unknown length, but it does turn eight side-by-side copies of one statement (the inner loop
- * of constant length, unrolled) into vector instructions; the add of lesson 1's benchmark
- * runs about twice as fast that way. */
-#define BINARY_ROW(name, expr)                                                                               \
-    static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx, const float *restrict y, \
-                     int64_t sy) {                                                                           \
-        int64_t i = 0;                                                                                       \
-        if (sx == 1 && sy == 1) {                                                                            \
-            for (; i + 8 <= n; i += 8)                                                                       \
-                for (int k = 0; k < 8; k++) { float u = x[i + k], v = y[i + k]; o[i + k] = (expr); }         \
-            for (; i < n; i++) { float u = x[i], v = y[i]; o[i] = (expr); }                                  \
-        } else if (sx == 1 && sy == 0) {                                                                     \
-            const float v = y[0];                                                                            \
-            for (; i + 8 <= n; i += 8)                                                                       \
-                for (int k = 0; k < 8; k++) { float u = x[i + k]; o[i + k] = (expr); }                       \
-            for (; i < n; i++) { float u = x[i]; o[i] = (expr); }                                            \
-        } else if (sx == 0 && sy == 1) {                                                                     \
-            const float u = x[0];                                                                            \
-            for (; i + 8 <= n; i += 8)                                                                       \
-                for (int k = 0; k < 8; k++) { float v = y[i + k]; o[i + k] = (expr); }                       \
-            for (; i < n; i++) { float v = y[i]; o[i] = (expr); }                                            \
-        } else {                                                                                             \
-            for (; i < n; i++) { float u = x[i * sx], v = y[i * sy]; o[i] = (expr); }                        \
-        }                                                                                                    \
-    }
-BINARY_ROW(add_row, u + v)
-BINARY_ROW(sub_row, u - v)
-BINARY_ROW(mul_row, u * v)
-BINARY_ROW(div_row, u / v)
-#undef BINARY_ROW
-
-static void binary_row(BinaryOp op, int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy) {
+/* out = u op v for one element, op one of + - * / */
+static float apply(char op, float u, float v) {
     switch (op) {
-    case OP_ADD: add_row(n, o, x, sx, y, sy); break;
-    case OP_SUB: sub_row(n, o, x, sx, y, sy); break;
-    case OP_MUL: mul_row(n, o, x, sx, y, sy); break;
-    case OP_DIV: div_row(n, o, x, sx, y, sy); break;
+    case '+': return u + v;
+    case '-': return u - v;
+    case '*': return u * v;
+    default: return u / v;
     }
 }
 
-enum { TWO_PASS_MIN = 1 << 21 }; /* elements: see binary() */
-
-/* o[i] = o[i] op y[i] (y[i] op o[i] when swap) for i < n: the second pass of binary() below
- * for a transposed input. o is read into a small buffer first, a piece at a time, so that
- * binary_row's output and inputs stay different arrays (its pointers are restrict). */
-static void binary_in_place(BinaryOp op, bool swap, int64_t n, float *o, const float *y) {
-    float piece[1024];
-    for (int64_t i = 0; i < n; i += 1024) {
-        int64_t m = n - i < 1024 ? n - i : 1024;
-        memcpy(piece, o + i, (size_t)m * sizeof *piece);
-        if (swap) binary_row(op, m, o + i, y + i, 1, piece, 1);
-        else binary_row(op, m, o + i, piece, 1, y + i, 1);
-    }
-}
-
-static Tensor *binary(const char *name, BinaryOp op, BackwardFn backward, Tensor *a, Tensor *b) {
+static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a, Tensor *b) {
     if (!a) return tensor_null_input(name, "a"), NULL;
     if (!b) return tensor_null_input(name, "b"), NULL;
-    if (a->ctx != b->ctx) {
-        tensor_set_error("%s: the operands belong to different contexts", name);
-        return NULL;
-    }
+    if (a->ctx != b->ctx) return tensor_set_error("%s: the operands belong to different contexts", name), NULL;
     int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
     int rank;
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
-    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0) {
-        tensor_set_error("%s: operands could not be broadcast together with shapes %s %s", name,
-                         shape_format(a->shape, a->rank, s1, sizeof s1),
-                         shape_format(b->shape, b->rank, s2, sizeof s2));
-        return NULL;
-    }
-    if (shape_numel(shape, rank) < 0) { /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
-        tensor_set_error("%s: shapes %s %s broadcast to %s, which has too many elements", name,
-                         shape_format(a->shape, a->rank, s1, sizeof s1), shape_format(b->shape, b->rank, s2, sizeof s2),
-                         shape_format(shape, rank, s3, sizeof s3));
-        return NULL;
-    }
+    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0)
+        return tensor_set_error("%s: operands could not be broadcast together with shapes %s %s", name,
+                                shape_format(a->shape, a->rank, s1, sizeof s1),
+                                shape_format(b->shape, b->rank, s2, sizeof s2)), NULL;
+    if (shape_numel(shape, rank) < 0) /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
+        return tensor_set_error("%s: shapes %s %s broadcast to %s, which has too many elements", name,
+                                shape_format(a->shape, a->rank, s1, sizeof s1),
+                                shape_format(b->shape, b->rank, s2, sizeof s2),
+                                shape_format(shape, rank, s3, sizeof s3)), NULL;
     Tensor *out = tensor_empty(a->ctx, shape, rank); /* every element is written below */
     if (!out) return NULL;
     /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
     broadcast_strides(a->shape, a->rank, a->strides, shape, rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, shape, rank, sb);
-
-    /* The output is contiguous, so each block's rows are too. A block is tiled only when an
-     * input is read down its columns (a transposed input); the core's tile kernel transposes
-     * that input through registers and applies the op on the way out. */
     float *o = tensor_data(out);
     const float *x = tensor_data(a), *y = tensor_data(b);
-    NdTiles t;
-    ndtiles_init(&t, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
-    /* Two full-size inputs, one contiguous and one not (a transposed matrix), and a result too
-     * big for the cache: the tiles would read both inputs in short pieces, and short reads are
-     * slow. Two passes over memory are faster (on a (4096,4096) add, 12 ms instead of 19): the
-     * core's transposing copy puts the other input into out, then the op runs over out and the
-     * contiguous input as they lie, one long row. Below 2M elements (8 MB) the tiles were as
-     * fast or faster. */
-    int64_t n = shape_numel(shape, rank);
-    bool a_plain = tensor_is_contiguous(a), b_plain = tensor_is_contiguous(b);
-    if (t.tiled && n > TWO_PASS_MIN && tensor_numel(a) == n && tensor_numel(b) == n && a_plain != b_plain) {
-        strided_copy(rank, shape, o, out->strides, a_plain ? y : x, a_plain ? sb : sa);
-        binary_in_place(op, a_plain, n, o, a_plain ? x : y);
-    } else {
-        ndtiles_use_panels(&t); /* a large transposed input: read 16 of its rows at a time */
-        while (ndtiles_next(&t)) {
-            if (t.tiled) {
-                ndtiles_binary(&t, (TileOp)op, o, x, y);
-                continue;
-            }
-            for (int64_t r = 0; r < t.rows; r++)
-                binary_row(op, t.cols, o + t.offset[0] + r * t.row_step[0], x + t.offset[1] + r * t.row_step[1],
-                           t.col_step[1], y + t.offset[2] + r * t.row_step[2], t.col_step[2]);
-        }
-        if (t.stream) copy_stream_end(); /* the tiles' streamed stores, fenced once (see ndtiles_binary) */
+    /* broadcast_fast.c takes it unless COURSE_KERNELS=reference; otherwise the odometer: */
+    if (!broadcast_fast_binary(op, rank, shape, o, x, sa, y, sb)) {
+        NdIter it;
+        nditer_init(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
+        while (nditer_next(&it)) o[it.offset[0]] = apply(op, x[it.offset[1]], y[it.offset[2]]);
     }
-    Tensor *inputs[2] = {a, b};
-    return tensor_record(out, name, backward, 2, inputs);
+    return tensor_record(out, name, backward, 2, (Tensor *[]){a, b});
 }
 
 /* What every binary backward walks: the output's gradient g, both inputs, and both inputs'
@@ -344,7 +245,7 @@ static void add_backward(Tensor *out) {
     }
 }
 
-Tensor *tensor_add(Tensor *a, Tensor *b) { return binary("add", OP_ADD, add_backward, a, b); }
+Tensor *tensor_add(Tensor *a, Tensor *b) { return binary("add", '+', add_backward, a, b); }
 
 /* out = a - b: d out/d a = 1, d out/d b = -1 */
 static void sub_backward(Tensor *out) {
@@ -357,7 +258,7 @@ static void sub_backward(Tensor *out) {
     }
 }
 
-Tensor *tensor_sub(Tensor *a, Tensor *b) { return binary("sub", OP_SUB, sub_backward, a, b); }
+Tensor *tensor_sub(Tensor *a, Tensor *b) { return binary("sub", '-', sub_backward, a, b); }
 
 /* out = a * b: d out/d a = b, d out/d b = a. For x * x both lines add into x's gradient. */
 static void mul_backward(Tensor *out) {
@@ -370,7 +271,7 @@ static void mul_backward(Tensor *out) {
     }
 }
 
-Tensor *tensor_mul(Tensor *a, Tensor *b) { return binary("mul", OP_MUL, mul_backward, a, b); }
+Tensor *tensor_mul(Tensor *a, Tensor *b) { return binary("mul", '*', mul_backward, a, b); }
 
 /* out = a / b: d out/d a = 1/b, d out/d b = -a/b^2 */
 static void div_backward(Tensor *out) {
@@ -384,7 +285,7 @@ static void div_backward(Tensor *out) {
     }
 }
 
-Tensor *tensor_div(Tensor *a, Tensor *b) { return binary("div", OP_DIV, div_backward, a, b); }
+Tensor *tensor_div(Tensor *a, Tensor *b) { return binary("div", '/', div_backward, a, b); }
 
 /* ==== with a scalar ====================================================================== */
 

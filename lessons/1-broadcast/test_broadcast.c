@@ -505,17 +505,18 @@ static Tensor *transposed_view(Rng *rng, const int64_t *shape, int rank, bool fl
 }
 
 /* add, sub, mul and div of large transposed, flipped, offset and expanded operands, and
- * sum_to_shape of a transposed one, against reading every element by hand; with the core's
- * AVX2 transposing kernel and with the generic one (TRANSPOSE_KERNEL=generic). */
+ * sum_to_shape of a transposed one, against reading every element by hand; each case under
+ * the next COURSE_KERNELS setting in turn (reference, generic, native). */
 START_TEST(test_tiled_ops_against_naive) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed);
     Tensor *(*const ops[4])(Tensor *, Tensor *) = {tensor_add, tensor_sub, tensor_mul, tensor_div};
     const char *names[4] = {"add", "sub", "mul", "div"};
-    for (int trial = 0; trial < 40; trial++) {
-        bool generic = trial % 2 == 1;
-        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
-        else unsetenv("TRANSPOSE_KERNEL");
+    const char *const *modes = test_kernel_modes();
+    int n_modes = 0;
+    while (modes[n_modes]) n_modes++;
+    for (int trial = 0; trial < 60; trial++) {
+        const char *kernels = use_kernels(modes[trial % n_modes]);
         int rank = (int)rng_int(&rng, 2, 3);
         int64_t shape[3], b_shape[3];
         for (int d = 0; d < rank; d++) shape[d] = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
@@ -543,9 +544,9 @@ START_TEST(test_tiled_ops_against_naive) {
                 }
                 float want = k == 0 ? x + y : k == 1 ? x - y : k == 2 ? x * y : x / y;
                 if (tensor_data(c)[t] != want)
-                    ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s(%s): a is %s transposed%s, b is %s %s: "
+                    ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s(%s): a is %s transposed%s, b is %s %s: "
                                  "element %lld is %g, expected %g", (unsigned long long)seed, trial,
-                                 generic ? "generic" : "default", names[k], swapped ? "b, a" : "a, b",
+                                 kernels, names[k], swapped ? "b, a" : "a, b",
                                  shape_format(shape, rank, sa, sizeof sa), trial % 4 >= 2 ? " and flipped" : "",
                                  shape_format(b_shape, rank, sb, sizeof sb), b_kind == 0 ? "transposed" : "contiguous",
                                  (long long)t, (double)tensor_data(c)[t], (double)want);
@@ -562,20 +563,19 @@ START_TEST(test_tiled_ops_against_naive) {
                 want += tensor_get(a, index);
             }
             if (fabs(tensor_data(s)[j] - want) > 1e-4 * (1 + fabs(want)))
-                ck_abort_msg("COURSE_SEED=%llu case %d: sum_to_shape(%s transposed) element %lld is %g, expected %g",
-                             (unsigned long long)seed, trial, shape_format(shape, rank, sa, sizeof sa), (long long)j,
-                             (double)tensor_data(s)[j], want);
+                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): sum_to_shape(%s transposed) element %lld is %g, "
+                             "expected %g", (unsigned long long)seed, trial, kernels,
+                             shape_format(shape, rank, sa, sizeof sa), (long long)j, (double)tensor_data(s)[j], want);
         }
     }
-    unsetenv("TRANSPOSE_KERNEL");
 }
 END_TEST
 
-/* A result of more than 16 MB is streamed past the cache by the tile kernel: sub and div (the
- * order matters) of a transposed (2100,2100) with a row on either side; and with a contiguous
- * operand on either side, which binary() does in two passes (a transposing copy into the
- * result, then the op in place). Against reading every element by hand. */
-START_TEST(test_large_tiled_ops_stream) {
+/* A tiled result of more than 16 MB is streamed past the cache by the fast path: sub and div
+ * (the order matters) of a transposed (2100,2100) with a row on either side, and with a
+ * contiguous operand on either side. Against reading every element by hand. */
+static void check_large_tiled_ops(const char *mode) {
+    const char *kernels = use_kernels(mode);
     Rng rng = rng_seeded(test_seed());
     const int64_t n = 2100, shape[2] = {n, n};
     Tensor *a = transposed_view(&rng, shape, 2, false);
@@ -594,18 +594,26 @@ START_TEST(test_large_tiled_ops_stream) {
                     float x = naive_read(cases[c].x, index, 2), y = naive_read(cases[c].y, index, 2);
                     float want = k == 0 ? x - y : x / y, got = tensor_data(out)[index[0] * n + index[1]];
                     if (got != want)
-                        ck_abort_msg("%s of (%lld,%lld): %s: element [%lld,%lld] is %g, expected %g", k ? "div" : "sub",
-                                     (long long)n, (long long)n, cases[c].what, (long long)index[0],
-                                     (long long)index[1], (double)got, (double)want);
+                        ck_abort_msg("%s of (%lld,%lld), %s kernels: %s: element [%lld,%lld] is %g, expected %g",
+                                     k ? "div" : "sub", (long long)n, (long long)n, kernels, cases[c].what,
+                                     (long long)index[0], (long long)index[1], (double)got, (double)want);
                 }
         }
+}
+
+START_TEST(test_large_tiled_ops_stream) {
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++)
+        if (strcmp(*mode, "reference") != 0) check_large_tiled_ops(*mode);
 }
 END_TEST
 
 /* The sum of 4M floats, contiguous and through views that walk the same storage backwards or
  * transposed, against the exact sum (the values are multiples of 1/8 below 125, so a double
- * adds them exactly). Eight float running sums over the whole tensor drift by about 1e-5 here. */
-START_TEST(test_sum_large_and_reversed) {
+ * adds them exactly). The fast paths add in chunks; eight float running sums over the whole
+ * tensor drift by about 1e-5 here, and the reference's one running sum, the chapter's loop,
+ * further still (docs/2-reduce.md), so it is not held to this. */
+static void check_sum_large(const char *mode) {
+    const char *kernels = use_kernels(mode);
     const int64_t r = 2048, c = 2048, n = r * c;
     Tensor *base = tensor_zeros(test_ctx, DIMS(r, c));
     float *v = tensor_data(base);
@@ -621,9 +629,14 @@ START_TEST(test_sum_large_and_reversed) {
         Tensor *sum = tensor_sum(views[k].x);
         ck_assert_msg(sum != NULL, "%s", tensor_error());
         double got = tensor_item(sum), error = fabs(got - exact) / exact;
-        ck_assert_msg(error < 1e-6, "sum of (%lld,%lld), %s: %.1f, exact %.1f (relative error %.1e)", (long long)r,
-                      (long long)c, views[k].what, got, exact, error);
+        ck_assert_msg(error < 1e-6, "sum of (%lld,%lld), %s, %s kernels: %.1f, exact %.1f (relative error %.1e)",
+                      (long long)r, (long long)c, views[k].what, kernels, got, exact, error);
     }
+}
+
+START_TEST(test_sum_large_and_reversed) {
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++)
+        if (strcmp(*mode, "reference") != 0) check_sum_large(*mode);
 }
 END_TEST
 

@@ -350,39 +350,43 @@ static void check_sum(const Tensor *x, const Tensor *out, int a, const char *con
 }
 
 START_TEST(test_kernel_layouts_and_edge_sizes) {
-    /* Lengths around the kernel's 8-float steps and its groups of 4 rows, and a long row; every
-     * layout; every axis. The kernel sorts dims by stride, so each layout reaches a different
-     * inner loop: a row sum (stride 1 or not), rows added onto a row, or any strides. */
+    /* Lengths around the fast path's 8-float steps and its groups of 4 rows, and a long row;
+     * every layout; every axis; every COURSE_KERNELS setting. The fast path (kernels.c) sorts
+     * dims by stride, so each layout reaches a different inner loop: a row sum (stride 1 or
+     * not), rows added onto a row, or any strides. */
     Rng rng = rng_seeded(test_seed());
     const int64_t lengths[] = {0, 1, 7, 8, 9, 17, 4099};
     const int64_t shapes[][3] = {{1, 0, 0}, {3, 0, 0}, {5, 0, 0}, {9, 0, 0}, {2, 5, 0}, {3, 4, 0}};
     const int ranks[] = {2, 2, 2, 2, 3, 3};
-    for (int si = 0; si < 6; si++) {
-        for (int li = 0; li < 7; li++) {
-            int rank = ranks[si];
-            int64_t shape[3] = {shapes[si][0], shapes[si][1], shapes[si][2]};
-            shape[rank - 1] = lengths[li];
-            if (rank == 3 && lengths[li] > 17) continue; /* keeps the test quick under valgrind */
-            for (int layout = 0; layout < 5; layout++) {
-                const char *kind;
-                Tensor *x = layout_view(&rng, shape, rank, layout, &kind);
-                ck_assert_msg(x != NULL, "%s", tensor_error());
-                char sx[SHAPE_STR_MAX], context[512];
-                shape_format(shape, rank, sx, sizeof sx);
-                for (int a = -1; a < rank; a++) { /* a = -1: sum_last_dim */
-                    snprintf(context, sizeof context, "COURSE_SEED=%llu: %s of %s (%s)", (unsigned long long)test_seed(),
-                             a < 0 ? "sum_last_dim" : a == 0 ? "sum_axis 0" : a == 1 ? "sum_axis 1" : "sum_axis 2", sx, kind);
-                    Tensor *out = a < 0 ? tensor_sum_last_dim(x) : tensor_sum_axis(x, a, true);
-                    ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
-                    check_sum(x, out, a < 0 ? rank - 1 : a, context);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++)
+        for (int si = 0; si < 6; si++) {
+            const char *kernels = use_kernels(*mode);
+            for (int li = 0; li < 7; li++) {
+                int rank = ranks[si];
+                int64_t shape[3] = {shapes[si][0], shapes[si][1], shapes[si][2]};
+                shape[rank - 1] = lengths[li];
+                if (rank == 3 && lengths[li] > 17) continue; /* keeps the test quick under valgrind */
+                for (int layout = 0; layout < 5; layout++) {
+                    const char *kind;
+                    Tensor *x = layout_view(&rng, shape, rank, layout, &kind);
+                    ck_assert_msg(x != NULL, "%s", tensor_error());
+                    char sx[SHAPE_STR_MAX], context[512];
+                    shape_format(shape, rank, sx, sizeof sx);
+                    for (int a = -1; a < rank; a++) { /* a = -1: sum_last_dim */
+                        snprintf(context, sizeof context, "COURSE_SEED=%llu, %s kernels: %s of %s (%s)",
+                                 (unsigned long long)test_seed(), kernels,
+                                 a < 0 ? "sum_last_dim" : a == 0 ? "sum_axis 0" : a == 1 ? "sum_axis 1" : "sum_axis 2", sx, kind);
+                        Tensor *out = a < 0 ? tensor_sum_last_dim(x) : tensor_sum_axis(x, a, true);
+                        ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
+                        check_sum(x, out, a < 0 ? rank - 1 : a, context);
+                    }
+                    /* the mean over an axis is that sum times 1/n */
+                    Tensor *mean = EXPECT_OK(tensor_mean_axis(x, 0, true)), *sum = EXPECT_OK(tensor_sum_axis(x, 0, true));
+                    for (int64_t i = 0; i < tensor_numel(sum); i++)
+                        ck_assert_float_eq(tensor_data(mean)[i], tensor_data(sum)[i] * (1.0f / (float)shape[0]));
                 }
-                /* the mean over an axis is that sum times 1/n */
-                Tensor *mean = EXPECT_OK(tensor_mean_axis(x, 0, true)), *sum = EXPECT_OK(tensor_sum_axis(x, 0, true));
-                for (int64_t i = 0; i < tensor_numel(sum); i++)
-                    ck_assert_float_eq(tensor_data(mean)[i], tensor_data(sum)[i] * (1.0f / (float)shape[0]));
             }
         }
-    }
 }
 END_TEST
 

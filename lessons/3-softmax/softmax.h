@@ -37,9 +37,4 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
  * tensor, no backward. */
 void softmax_naive_row(const float *x, int64_t d, float *out);
 
-/* The row kernels the three ops use: "avx2+fma" (softmax_simd.c) when the CPU has AVX2 and
- * FMA, else "generic" (plain C with expf, in softmax.c). Setting the environment variable
- * SOFTMAX_KERNEL=generic forces the plain ones; it is read on every op call. */
-const char *softmax_kernel_name(void);
-
 #endif /* SOFTMAX_H */

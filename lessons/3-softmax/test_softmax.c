@@ -4,8 +4,8 @@
  * formula's overflow, stability for logits of size 1e4, the edge cases softmax.h decides
  * (-inf, all -inf, nan, +inf, D = 1, D = 0), views, log-softmax, cross-entropy and its
  * errors, a gradient check of every op, and seeded random rows against a double-precision
- * reference. Then the fast paths (section 4.7): the vectorized exp over the whole float range,
- * and both row kernels, plain and vectorized, on every layout and on lengths around the vector
+ * reference. Then the fast path (softmax_fast.c): the vectorized exp over the whole float
+ * range, and every COURSE_KERNELS setting on every layout and on lengths around the vector
  * width, against the same reference.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -18,7 +18,7 @@
 #include "gradcheck.h"
 #include "harness.h"
 #include "softmax.h"
-#include "softmax_simd.h"
+#include "softmax_fast.h"
 
 /* The reference: softmax of one row in double precision, the stable way. */
 static void reference_softmax(const float *x, int64_t d, double *p) {
@@ -314,6 +314,7 @@ static double ulp_of(float f) {
 }
 
 START_TEST(test_vector_exp) {
+    use_kernels("native"); /* the vectorized exp where the CPU has AVX2 and FMA; expf elsewhere */
     /* Every 4099th float, by bit pattern: about a million, from every binade, positive and
      * negative, including subnormals, infinities and nans, and the edges of the range. The
      * reference is exp in double; the error is in units in the last place of the float nearest
@@ -433,17 +434,14 @@ static void check_row_ops(Tensor *x, Rng *rng, const char *context) {
 }
 
 START_TEST(test_fast_paths_against_reference) {
-    /* Both row kernels (SOFTMAX_KERNEL=generic, then the default), six layouts, lengths around
-     * the vector width of 8 and a long row of 4096+3, row counts around the block of 64 rows
-     * that strided views are copied in; logits of three scales, and special rows: masked
-     * entries, a row with nothing left, a nan, a +inf. */
+    /* Every COURSE_KERNELS setting, six layouts, lengths around the vector width of 8 and a
+     * long row of 4096+3, row counts around the block of 64 rows that strided views are copied
+     * in; logits of three scales, and special rows: masked entries, a row with nothing left, a
+     * nan, a +inf. */
     const int64_t lengths[] = {0, 1, 7, 8, 9, 17, 4099}, row_counts[] = {1, 5, 70};
     Rng rng = rng_seeded(test_seed());
-    for (int kernel = 0; kernel < 2; kernel++) {
-        if (kernel == 0) setenv("SOFTMAX_KERNEL", "generic", 1);
-        else unsetenv("SOFTMAX_KERNEL");
-        const char *name = softmax_kernel_name();
-        ck_assert_str_eq(name, kernel == 0 || !simd_rows_supported() ? "generic" : "avx2+fma");
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *name = use_kernels(*mode);
         for (int li = 0; li < 7; li++) {
             for (int ri = 0; ri < 3; ri++) {
                 int64_t d = lengths[li], rows = row_counts[ri];
@@ -469,26 +467,25 @@ START_TEST(test_fast_paths_against_reference) {
             }
         }
     }
-    unsetenv("SOFTMAX_KERNEL");
 }
 END_TEST
 
 START_TEST(test_both_kernels_agree) {
-    /* the two kernels differ only by their exp (expf or the polynomial) and the order of the
-     * sum: a few units in the last place */
+    /* the reference and the vectorized rows differ only by their exp (expf or the polynomial)
+     * and the order of the sum: a few units in the last place */
     Rng rng = rng_seeded(test_seed());
     Tensor *x = random_tensor(test_ctx, &rng, DIMS(6, 4099), -20, 20);
-    setenv("SOFTMAX_KERNEL", "generic", 1);
+    use_kernels("reference");
     Tensor *plain = EXPECT_OK(tensor_softmax_last_dim(x)), *plain_log = EXPECT_OK(tensor_log_softmax_last_dim(x));
-    unsetenv("SOFTMAX_KERNEL");
+    const char *fast_name = use_kernels("native");
     Tensor *fast = EXPECT_OK(tensor_softmax_last_dim(x)), *fast_log = EXPECT_OK(tensor_log_softmax_last_dim(x));
     for (int64_t i = 0; i < tensor_numel(x); i++) {
         float a = tensor_data(plain)[i], b = tensor_data(fast)[i];
-        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "softmax element %lld: %.9g (generic) and %.9g (%s)", (long long)i,
-                      (double)a, (double)b, softmax_kernel_name());
+        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "softmax element %lld: %.9g (reference) and %.9g (%s)", (long long)i,
+                      (double)a, (double)b, fast_name);
         a = tensor_data(plain_log)[i], b = tensor_data(fast_log)[i];
-        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "log_softmax element %lld: %.9g (generic) and %.9g (%s)",
-                      (long long)i, (double)a, (double)b, softmax_kernel_name());
+        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "log_softmax element %lld: %.9g (reference) and %.9g (%s)",
+                      (long long)i, (double)a, (double)b, fast_name);
     }
 }
 END_TEST

@@ -4,7 +4,7 @@
  * permute is free (a view); tensor_contiguous pays for it, by copying. A copy can go no
  * faster than memcpy of the same bytes, so memcpy is the baseline. The copies measured:
  *   - a transposed (N,N) matrix, the worst case for a row-major walk: each read lands in a
- *     different cache line (and page), so the core copies it in 64 x 64 tiles;
+ *     different cache line (and page), so the core's fast path copies it in tiles;
  *   - attention's head split, (B,T,H,D) permuted by (0,2,1,3): rows of D floats move whole;
  *   - attention's K transposed per head, (B,H,T,D) permuted by (0,1,3,2): many small
  *     transposes.
@@ -101,24 +101,6 @@ static void to_array_warm(void *arg) {
     bench_keep(c->warm);
 }
 
-/* The loop the core used before it was tiled: row-major order, the last dim in a plain inner
- * loop (nditer_init_inner). Kept here to show what the tiles buy. */
-static void row_major_warm(void *arg) {
-    Case *c = arg;
-    const Tensor *v = c->view;
-    int64_t strides[TENSOR_MAX_RANK], n, step[2];
-    contiguous_strides(v->shape, v->rank, strides);
-    NdIter it;
-    nditer_init_inner(&it, v->rank, v->shape, 2, (const int64_t *[]){strides, v->strides}, &n, step);
-    const float *s = tensor_data(v);
-    while (nditer_next(&it)) {
-        float *d = c->warm + it.offset[0];
-        const float *row = s + it.offset[1];
-        for (int64_t i = 0; i < n; i++) d[i * step[0]] = row[i * step[1]];
-    }
-    bench_keep(c->warm);
-}
-
 static double gbps(const Case *c, BenchTime t) { return 2.0 * (double)c->bytes / t.best / 1e9; } /* read + write */
 
 int main(int argc, char **argv) {
@@ -127,10 +109,6 @@ int main(int argc, char **argv) {
     int64_t n = bench_option_int(&o, "n", o.quick ? 1024 : 4096);
     int64_t b = bench_option_int(&o, "batch", o.quick ? 4 : 16), t = bench_option_int(&o, "seq", o.quick ? 256 : 1024),
             h = bench_option_int(&o, "heads", 16), d = bench_option_int(&o, "dim", 64);
-    if (getenv("TRANSPOSE_KERNEL")) {
-        fprintf(stderr, "bench: unset TRANSPOSE_KERNEL: this benchmark runs both kernels itself\n");
-        return 2;
-    }
     char transpose_name[64], heads_name[64], kt_name[64];
     snprintf(transpose_name, sizeof transpose_name, "(%lld,%lld) transposed", (long long)n, (long long)n);
     snprintf(heads_name, sizeof heads_name, "(%lld,%lld,%lld,%lld) permuted by (0,2,1,3)", (long long)b, (long long)t,
@@ -149,8 +127,7 @@ int main(int argc, char **argv) {
     }
     bench_warm_heap(10 * largest);
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing)\n");
-    printf("transposing kernel: %s (TRANSPOSE_KERNEL=generic forces the plain C one); GB/s counts the bytes read "
-           "and written, 2 x the tensor's size\n", transpose_kernel_name());
+    printf("GB/s counts the bytes read and written, 2 x the tensor's size\n");
 
     BenchPair pairs[3], to_array_pair;
     for (int l = 0; l < 3; l++) {
@@ -175,14 +152,11 @@ int main(int argc, char **argv) {
         BenchTime copy = l == 0 ? to_array_pair.b : bench_default(&o, to_array_warm, &c);
         bench_table_row("tensor_to_array(permuted, warm buffer)", copy, gbps(&c, copy), base.best);
         if (l != 1) { /* the head split moves whole rows: no transposing kernel is involved */
-            setenv("TRANSPOSE_KERNEL", "generic", 1);
-            case_source(&c);
-            BenchTime generic = bench_default(&o, contiguous_op, &c);
-            bench_table_row("tensor_contiguous, generic kernel", generic, gbps(&c, generic), base.best);
-            unsetenv("TRANSPOSE_KERNEL");
+            BenchTime generic = bench_with_kernels(&o, "generic", contiguous_op, &c);
+            bench_table_row("tensor_contiguous, generic kernels", generic, gbps(&c, generic), base.best);
         }
-        BenchTime rm = bench_default(&o, row_major_warm, &c);
-        bench_table_row("row-major walk, no tiles (the old loop)", rm, gbps(&c, rm), base.best);
+        BenchTime reference = bench_with_kernels(&o, "reference", contiguous_op, &c);
+        bench_table_row("tensor_contiguous, reference: the odometer", reference, gbps(&c, reference), base.best);
         case_free(&c);
     }
     printf("\n");

@@ -24,10 +24,8 @@ static char *axes_format(const int *dims, int n, char *buf, size_t size) {
 
 int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out) {
     char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK) {
-        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
-        return -1;
-    }
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
+        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), -1;
     if (n != rank || (n > 0 && !dims)) {
         if (dims && n >= 0 && n <= TENSOR_MAX_RANK)
             tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
@@ -41,14 +39,10 @@ int normalize_permutation(const char *op, const int *dims, int n, int rank, int 
     int result[TENSOR_MAX_RANK];
     for (int i = 0; i < n; i++) {
         int a = dims[i] < 0 ? dims[i] + rank : dims[i]; /* numpy: -1 is the last axis */
-        if (a < 0 || a >= rank) {
-            tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, dims[i], rank);
-            return -1;
-        }
-        if (seen[a]) {
-            tensor_set_error("%s: repeated axis %d in %s", op, a, axes_format(dims, n, s, sizeof s));
-            return -1;
-        }
+        if (a < 0 || a >= rank)
+            return tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, dims[i], rank), -1;
+        if (seen[a])
+            return tensor_set_error("%s: repeated axis %d in %s", op, a, axes_format(dims, n, s, sizeof s)), -1;
         seen[a] = true;
         result[i] = a;
     }
@@ -77,10 +71,7 @@ int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
         tensor_set_error("permute_map: shape %s has too many elements", shape_format(shape, rank, s, sizeof s));
         return -1;
     }
-    if (total > 0 && !map) {
-        tensor_set_error("permute_map: map is NULL");
-        return -1;
-    }
+    if (total > 0 && !map) return tensor_set_error("permute_map: map is NULL"), -1;
     for (int64_t t = 0; t < total; t++) {
         /* step 1: output flat t -> output index; step 2: input dim d is output dim inv[d] */
         unravel_index(t, out_shape, rank, index);
@@ -130,21 +121,15 @@ Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
     int dims[TENSOR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i;
     int a = dim0 < 0 ? dim0 + x->rank : dim0, b = dim1 < 0 ? dim1 + x->rank : dim1;
-    if (a < 0 || a >= x->rank || b < 0 || b >= x->rank) {
-        tensor_set_error("transpose: axis %d is out of bounds for array of dimension %d",
-                         a < 0 || a >= x->rank ? dim0 : dim1, x->rank);
-        return NULL;
-    }
+    if (a < 0 || a >= x->rank || b < 0 || b >= x->rank)
+        return tensor_set_error("transpose: axis %d is out of bounds for array of dimension %d",
+                                a < 0 || a >= x->rank ? dim0 : dim1, x->rank), NULL;
     dims[a] = b;
     dims[b] = a;
     return tensor_permute(x, dims, x->rank);
 }
 
 /* ==== reshape: reinterpret ================================================================ */
-
-bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride) {
-    return outer_size == 1 || outer_stride == inner_size * inner_stride;
-}
 
 /* Strides that read x's elements, in x's row-major order, as `shape`, without copying; false
  * if x's layout does not allow that. Old dims are taken in chunks that are contiguous among
@@ -187,14 +172,9 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
     const char *op = "reshape";
     char s[SHAPE_STR_MAX];
     if (!x) return tensor_null_input(op, "x"), NULL;
-    if (rank < 0 || rank > TENSOR_MAX_RANK) {
-        tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK);
-        return NULL;
-    }
-    if (rank > 0 && !shape) {
-        tensor_set_error("%s: shape is NULL for rank %d", op, rank);
-        return NULL;
-    }
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
+        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), NULL;
+    if (rank > 0 && !shape) return tensor_set_error("%s: shape is NULL for rank %d", op, rank), NULL;
     /* one dim may be -1: it takes whatever the others leave */
     int64_t want[TENSOR_MAX_RANK], known = 1;
     int unknown = -1;
@@ -216,11 +196,9 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
     }
     int64_t n = tensor_numel(x);
     if (unknown >= 0 && known > 0 && n % known == 0) want[unknown] = n / known;
-    if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n)) {
-        tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
-                         shape_format(shape, rank, s, sizeof s));
-        return NULL;
-    }
+    if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n))
+        return tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
+                                shape_format(shape, rank, s, sizeof s)), NULL;
     if (shape_numel(want, rank) < 0) { /* (0,2^40,2^40): no elements, but its strides would overflow */
         tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s));
         return NULL;

@@ -31,13 +31,6 @@ void inverse_permutation(const int *dims, int n, int *inv);
  * room for numel(shape) entries. Returns 0, or -1 with an error for an invalid permutation. */
 int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map);
 
-/* True when two adjacent dims, an outer one (outer_size elements, outer_stride apart) and an
- * inner one (inner_size elements, inner_stride apart), can be read as one dim of
- * outer_size * inner_size elements, inner_stride apart: the outer dim must step over exactly
- * one run of the inner one (outer_stride == inner_size * inner_stride), unless it has a single
- * element. reshape's views (below) and lesson 6's batch fold both ask this. */
-bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride);
-
 /* ---- ops ------------------------------------------------------------------------------ */
 
 /* numpy's transpose(x, dims): output dim i is input dim dims[i]. A view (no copy): the shape

@@ -253,15 +253,16 @@ END_TEST
 /* The tiled copies: permutes of rank 2 to 4 with dims across the 64-element tiles (and not
  * multiples of 8 or 64), sometimes flipped (negative strides) or offset in a padded storage;
  * contiguous(), reshape's copy and permute's backward (which writes the gradient through the
- * permuted strides), each against element-by-element loops, with the core's AVX2 transposing
- * kernel and with the generic one. */
+ * permuted strides), each against element-by-element loops, each case under the next
+ * COURSE_KERNELS setting in turn (reference, generic, native). */
 START_TEST(test_tiled_copies_against_naive) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 4);
+    const char *const *modes = test_kernel_modes();
+    int n_modes = 0;
+    while (modes[n_modes]) n_modes++;
     for (int trial = 0; trial < 60; trial++) {
-        bool generic = trial % 2 == 1;
-        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
-        else unsetenv("TRANSPOSE_KERNEL");
+        const char *kernels = use_kernels(modes[trial % n_modes]);
         int rank = (int)rng_int(&rng, 2, 4), dims[TENSOR_MAX_RANK];
         int64_t shape[TENSOR_MAX_RANK], index[TENSOR_MAX_RANK], src[TENSOR_MAX_RANK];
         random_shape(&rng, rank, 1, 3, shape);
@@ -290,8 +291,8 @@ START_TEST(test_tiled_copies_against_naive) {
             for (int i = 0; i < rank; i++) src[dims[i]] = index[i];
             float want = tensor_get(x, src);
             if (tensor_data(c)[t] != want || tensor_get(r, &t) != want)
-                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s permuted: element %lld is %g (reshape %g), "
-                             "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default",
+                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s permuted: element %lld is %g (reshape %g), "
+                             "expected %g", (unsigned long long)seed, trial, kernels,
                              shape_format(shape, rank, sx, sizeof sx), (long long)t, (double)tensor_data(c)[t],
                              (double)tensor_get(r, &t), (double)want);
         }
@@ -305,13 +306,12 @@ START_TEST(test_tiled_copies_against_naive) {
             int64_t flat = 0;
             for (int d = 0; d < rank; d++) flat = flat * shape[d] + src[d];
             if (gx[flat] != tensor_data(w)[t])
-                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernel): %s permuted: gradient of element %lld is %g, "
-                             "expected %g", (unsigned long long)seed, trial, generic ? "generic" : "default",
+                ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s permuted: gradient of element %lld is %g, "
+                             "expected %g", (unsigned long long)seed, trial, kernels,
                              shape_format(shape, rank, sx, sizeof sx), (long long)flat, (double)gx[flat],
                              (double)tensor_data(w)[t]);
         }
     }
-    unsetenv("TRANSPOSE_KERNEL");
 }
 END_TEST
 

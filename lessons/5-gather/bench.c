@@ -116,8 +116,7 @@ int main(int argc, char **argv) {
     int n_d = bench_option_list(&o, "d", o.quick ? quick_d : default_d, o.quick ? 2 : 3, ds, 8);
     bench_warm_heap((size_t)(n * 1024 * 4) * 10 + (size_t)(v * 1024 * 4) * 4);
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing)\n");
-    printf("table (V, D) with V = %lld rows; %lld random indices (seeded); transposing kernel: %s\n", (long long)v,
-           (long long)n, transpose_kernel_name());
+    printf("table (V, D) with V = %lld rows; %lld random indices (seeded)\n", (long long)v, (long long)n);
     printf("GB/s counts the rows read and written: 2 x N x D x 4 bytes\n");
 
     BenchPair worst_transposed = {{0, 0, 0}, {0, 0, 0}, 0}, worst_expanded = worst_transposed;

@@ -165,19 +165,20 @@ END_TEST
  * contiguous and offset rows (one memcpy per row), a table expanded from (1,D) (rows of stride
  * 0 apart) or from (V,1) (a row is one value), and a transposed table, also walked backwards,
  * both with few indices (read through the strides) and with many (the table is transposed into
- * a scratch copy first), with the core's AVX2 transposing kernel and with the generic one.
- * Sizes cross the 8 x 8 blocks and 64 x 64 tiles of the transposing copy. The gradient is
- * checked too: it reaches the stored tensor through the view. */
+ * a scratch copy first), each case under the next COURSE_KERNELS setting in turn. Sizes cross
+ * the 8 x 16 blocks and the 32-row tiles of the transposing copy. The gradient is checked too:
+ * it reaches the stored tensor through the view. */
 START_TEST(test_gather_layouts_against_naive) {
     enum { CONTIGUOUS, OFFSET, ROW_EXPANDED, COLUMN_EXPANDED, TRANSPOSED, FLIPPED, N_LAYOUTS };
     const char *names[N_LAYOUTS] = {"contiguous", "an offset window", "expanded from (1,D)", "expanded from (V,1)",
                                     "transposed", "transposed and flipped"};
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 5);
+    const char *const *modes = test_kernel_modes();
+    int n_modes = 0;
+    while (modes[n_modes]) n_modes++;
     for (int trial = 0; trial < 120; trial++) {
-        bool generic = trial % 2 == 1;
-        if (generic) setenv("TRANSPOSE_KERNEL", "generic", 1);
-        else unsetenv("TRANSPOSE_KERNEL");
+        const char *kernels = use_kernels(modes[trial % n_modes]);
         int layout = (int)rng_int(&rng, 0, N_LAYOUTS - 1);
         int64_t v = rng_int(&rng, 0, 3) == 0 ? rng_int(&rng, 1, 3) : rng_int(&rng, 16, 150);
         int64_t d = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
@@ -214,8 +215,8 @@ START_TEST(test_gather_layouts_against_naive) {
         ck_assert_msg(table != NULL, "%s", tensor_error());
         if (leaf_view) tensor_requires_grad(table);
         char context[200];
-        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d (%s kernel): %lld indices into a (%lld,%lld) table, %s",
-                 (unsigned long long)seed, trial, generic ? "generic" : "default", (long long)n, (long long)v, (long long)d,
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d (%s kernels): %lld indices into a (%lld,%lld) table, %s",
+                 (unsigned long long)seed, trial, kernels, (long long)n, (long long)v, (long long)d,
                  names[layout]);
         Tensor *out = tensor_gather_rows(table, indices, n);
         ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
@@ -249,7 +250,6 @@ START_TEST(test_gather_layouts_against_naive) {
         free(stored_want);
         free(indices);
     }
-    unsetenv("TRANSPOSE_KERNEL");
 }
 END_TEST
 

@@ -7,7 +7,7 @@
  *   naive i,j,p    the textbook loop: each out[i, j] is a dot product down a column of b
  *   loop order     the same sums in the order i, p, j: the inner loop walks rows of b and out
  *   blocked        i, p, j over blocks of b small enough to stay in the cache
- *   library        tensor_matmul, with gemm.c's plain C micro-kernel (GEMM_KERNEL=generic)
+ *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=generic)
  *                  and with its AVX2+FMA one
  *   OpenBLAS       cblas_sgemm, one thread, when the Makefile found OpenBLAS (HAVE_OPENBLAS)
  *
@@ -28,6 +28,7 @@
 #include "bench.h"
 #include "bmm.h"
 #include "gemm.h"
+#include "kernels.h"
 
 #ifdef HAVE_OPENBLAS
 #include <cblas.h>
@@ -221,15 +222,11 @@ static BenchTime time_library_square(const BenchOptions *o, int64_t n, const flo
     return time_library(o, &c);
 }
 
-/* The same with GEMM_KERNEL=generic: the plain C micro-kernel. */
+/* The same with COURSE_KERNELS=generic: the plain C micro-kernel. */
 static BenchTime time_library_square_generic(const BenchOptions *o, int64_t n, const float *a, const float *b) {
-    const char *was = getenv("GEMM_KERNEL");
-    char saved[64];
-    snprintf(saved, sizeof saved, "%s", was ? was : "");
-    setenv("GEMM_KERNEL", "generic", 1);
+    setenv("COURSE_KERNELS", "generic", 1);
     BenchTime t = time_library_square(o, n, a, b, ROW_MAJOR, ROW_MAJOR);
-    if (was) setenv("GEMM_KERNEL", saved, 1);
-    else unsetenv("GEMM_KERNEL");
+    unsetenv("COURSE_KERNELS");
     return t;
 }
 
@@ -487,7 +484,6 @@ int main(int argc, char **argv) {
     int n_sizes = parse_sizes(&o, sizes, &largest);
     int64_t slow_max = bench_option_int(&o, "slow-max", 512);
     Arrays x = make_arrays(largest);
-    printf("library kernel: %s (GEMM_KERNEL=generic forces the plain C one)\n", gemm_kernel_name());
 
     /* The batched product with its result in new memory, once: a page fault per 4 KB the first
      * time it is written, which on a virtual machine takes longer than the product itself. That
@@ -539,7 +535,7 @@ int main(int argc, char **argv) {
         }
         BenchTime t = time_library_square_generic(&o, n, x.a, x.b);
         bench_table_row("library, plain C micro-kernel (generic)", t, rate[3] = flop / t.best * 1e-9, base);
-        snprintf(what, sizeof what, "library tensor_matmul (%s)", gemm_kernel_name());
+        snprintf(what, sizeof what, "library tensor_matmul (%s)", kernels_name());
         bench_table_row(what, library, rate[4] = flop / library.best * 1e-9, base);
         if (have_blas) {
             BenchTime bt = {blas[0].square[s], blas[0].square[s], 0};

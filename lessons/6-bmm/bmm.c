@@ -1,8 +1,8 @@
 /*
  * bmm.c - lesson 6: batched matmul with broadcast batch dims, forward and backward.
  *
- * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides, and the fast
- * kernel of gemm.c that runs every product but the smallest), the plan that splits operands
+ * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides, which hands
+ * its work to gemm.c's fast kernel unless COURSE_KERNELS=reference), the plan that splits operands
  * into batch dims and matrix dims and broadcasts the batch dims (lesson 1), the forward over
  * every batch (with the one valid fold), the backward, then 1-D operands. Last, seed 002's
  * invalid fold, kept only for the walk-through. docs/6-bmm.md explains every step.
@@ -20,32 +20,19 @@
 
 /* ==== the 2-D kernel ====================================================================== */
 
-/* out[i, j] (+)= sum over p of a[i, p] * b[p, j], every matrix read through its strides, so any
- * view works. Loop order i, p, j: the inner loop walks a row of b and a row of out. This is
- * the chapter's triple loop, the definition of the product. */
-static void matmul_2d_loop(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                           float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+/* out[i, j] += sum over p of a[i, p] * b[p, j]: the chapter's triple loop, the definition of the
+ * product, with every matrix read through its strides, so any view works. Loop order i, p, j:
+ * the inner loop walks a row of b and a row of out. Every 2-D product of the lesson, forward
+ * and backward, comes here, and first offers itself to gemm.c's blocked, vectorised kernel.
+ * out must not overlap a or b. */
+static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    if (gemm_matmul_2d(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n)) return;
     for (int64_t i = 0; i < m; i++)
         for (int64_t p = 0; p < k; p++) {
             float x = a[i * a_rs + p * a_cs];
             for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += x * b[p * b_rs + j * b_cs];
         }
-}
-
-/* Below this many multiply-adds (8x8x8) the triple loop is faster: gemm_f32 first allocates a
- * buffer and packs its operands into it, a fixed cost that a tiny product does not repay. */
-#define MATMUL_SMALL 512
-
-/* Every 2-D product of the lesson, forward and backward, comes here: the same sums as the
- * triple loop, computed by gemm.c's blocked, vectorised kernel unless the product is tiny or a
- * dot product (one row times one column: no value is used twice, so packing only adds work).
- * out must not overlap a or b. */
-static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
-    if ((double)m * (double)k * (double)n <= MATMUL_SMALL || (m == 1 && n == 1))
-        matmul_2d_loop(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
-    else
-        gemm_f32(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }
 
 /* ==== the plan: batch dims broadcast, matrix dims multiply ================================ */
@@ -68,18 +55,14 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
     plan->m = a->shape[ra];
     plan->k = a->shape[ra + 1];
     plan->n = b->shape[rb + 1];
-    if (b->shape[rb] != plan->k) {
-        tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
-                         "second-to-last dim of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
-                         shape_format(b->shape, b->rank, sb, sizeof sb), (long long)plan->k, (long long)b->shape[rb]);
-        return -1;
-    }
-    if (broadcast_shapes(a->shape, ra, b->shape, rb, plan->batch, &plan->batch_rank) < 0) {
-        tensor_set_error("%s: the batch dims of shapes %s and %s could not be broadcast together: %s and %s", op,
-                         shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
-                         shape_format(a->shape, ra, ba, sizeof ba), shape_format(b->shape, rb, bb, sizeof bb));
-        return -1;
-    }
+    if (b->shape[rb] != plan->k)
+        return tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
+                                "second-to-last dim of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                                shape_format(b->shape, b->rank, sb, sizeof sb), (long long)plan->k, (long long)b->shape[rb]), -1;
+    if (broadcast_shapes(a->shape, ra, b->shape, rb, plan->batch, &plan->batch_rank) < 0)
+        return tensor_set_error("%s: the batch dims of shapes %s and %s could not be broadcast together: %s and %s", op,
+                                shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
+                                shape_format(a->shape, ra, ba, sizeof ba), shape_format(b->shape, rb, bb, sizeof bb)), -1;
     /* lesson 1's stride-0 view, applied to the batch dims only */
     broadcast_strides(a->shape, ra, strides_a, plan->batch, plan->batch_rank, plan->a_batch);
     broadcast_strides(b->shape, rb, strides_b, plan->batch, plan->batch_rank, plan->b_batch);
@@ -196,23 +179,18 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
     if (!a) return tensor_null_input(op, "a"), NULL;
     if (!b) return tensor_null_input(op, "b"), NULL;
-    if (a->ctx != b->ctx) {
-        tensor_set_error("%s: the operands belong to different contexts", op);
-        return NULL;
-    }
+    if (a->ctx != b->ctx) return tensor_set_error("%s: the operands belong to different contexts", op), NULL;
     if (a->rank == 0 || b->rank == 0) {
         tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul to scale",
                          op, shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb));
         return NULL;
     }
     int64_t k_a = a->shape[a->rank - 1], k_b = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
-    if (k_a != k_b) {
-        tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
-                         "%s of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
-                         shape_format(b->shape, b->rank, sb, sizeof sb), (long long)k_a,
-                         b->rank == 1 ? "length" : "second-to-last dim", (long long)k_b);
-        return NULL;
-    }
+    if (k_a != k_b)
+        return tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
+                                "%s of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                                shape_format(b->shape, b->rank, sb, sizeof sb), (long long)k_a,
+                                b->rank == 1 ? "length" : "second-to-last dim", (long long)k_b), NULL;
     if (a->rank >= 2 && b->rank >= 2) return matmul_nd(op, a, b);
 
     /* numpy's promotion: a 1-D left operand is a row (1, k), a 1-D right one a column (k, 1);

@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #define GEMM_X86 1
 #include <immintrin.h>
@@ -94,26 +96,14 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
 }
 #endif
 
-/* The kernel for this CPU. Asked on every call: it is cheap next to any product, and the
- * tests can change GEMM_KERNEL between calls. */
-static Kernel *pick_kernel(const char **name) {
-    const char *force = getenv("GEMM_KERNEL");
-    int generic = force && strcmp(force, "generic") == 0;
+/* The AVX2+FMA kernel when kernels_mode() says so (the CPU has them and COURSE_KERNELS is not
+ * generic or reference), else the plain one. Asked on every call: it is cheap next to any
+ * product, and the tests change COURSE_KERNELS between calls. */
+static Kernel *pick_kernel(void) {
 #ifdef GEMM_X86
-    if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        *name = "avx2+fma";
-        return kernel_avx2;
-    }
+    if (kernels_mode() == KERNELS_AVX2) return kernel_avx2;
 #endif
-    (void)generic;
-    *name = "generic";
     return kernel_generic;
-}
-
-const char *gemm_kernel_name(void) {
-    const char *name;
-    pick_kernel(&name);
-    return name;
 }
 
 /* ==== packing ============================================================================= */
@@ -162,11 +152,10 @@ static void tile(Kernel *kernel, int64_t kc, const float *pa, const float *pb, f
         for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * NR + j];
 }
 
-void gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
+bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
-    if (m <= 0 || n <= 0 || k <= 0) return; /* nothing to add */
-    const char *name;
-    Kernel *kernel = pick_kernel(&name);
+    if (m <= 0 || n <= 0 || k <= 0) return true; /* nothing to add */
+    Kernel *kernel = pick_kernel();
     /* One buffer for a packed block of a and one of b, no larger than this product needs, each
      * a whole number of 64-byte cache lines (16 floats), so packed b starts 64-byte aligned for
      * the kernel's aligned loads. One allocation, not two: glibc gives blocks over 128 KB back
@@ -175,12 +164,7 @@ void gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
     size_t a_floats = (size_t)round_up(round_up(min64(m, MC), MR) * min64(k, KC), 16);
     size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);
     float *pa = aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
-    if (!pa) { /* out of memory: the triple loop needs no buffer */
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t p = 0; p < k; p++)
-                for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
-        return;
-    }
+    if (!pa) return false; /* out of memory */
     float *pb = pa + a_floats;
     for (int64_t jc = 0; jc < n; jc += NC) { /* columns of b and out, NC at a time */
         int64_t nc = min64(NC, n - jc);
@@ -198,4 +182,14 @@ void gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
         }
     }
     free(pa);
+    return true;
+}
+
+bool gemm_matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                    float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    /* Below GEMM_SMALL multiply-adds, packing costs more than it saves; so it does for a dot
+     * product (one row times one column), where no value is used twice. */
+    if (kernels_mode() == KERNELS_REFERENCE || (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1))
+        return false;
+    return gemm_f32(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }

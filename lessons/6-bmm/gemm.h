@@ -1,7 +1,7 @@
 /*
  * gemm.h - lesson 6's fast float32 matrix product: cache blocking, packing and a
  * register-blocked micro-kernel, with the kernel chosen at run time for the CPU it runs on
- * (docs/6-bmm.md, section 7.7). tensor_matmul's 2-D products run on it.
+ * (docs/6-bmm.md, section 7.7). bmm.c's 2-D products hand their work to it.
  *
  * Letters as in bmm.c: a is (m, k), b is (k, n), out is (m, n); rs and cs are a matrix's row
  * and column strides, in elements.
@@ -9,6 +9,7 @@
 #ifndef GEMM_H
 #define GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The tile of out the micro-kernel keeps in registers (MR x NR), and the cache blocks, in
@@ -22,15 +23,20 @@ enum { GEMM_MR = 6, GEMM_NR = 16, GEMM_MC = 144, GEMM_KC = 256, GEMM_NC = 4096 }
  * product, out starts at zero. out must not overlap a or b, and two elements of out must not
  * share an address (no stride 0 in out). Any of m, k, n may be 0: then it adds nothing.
  * The same sums as lesson 6's triple loop, in another order, so results may differ from it in
- * float32's last places (the tests bound by how much). It allocates one buffer per call
- * (a few hundred KB at most) and frees it before returning; without memory it falls back to
- * the triple loop. */
-void gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
+ * float32's last places (the tests bound by how much). It allocates one buffer per call (a few
+ * hundred KB at most) and frees it before returning. True, or false with nothing added when
+ * that buffer cannot be allocated. The micro-kernel is AVX2+FMA when kernels_mode() is
+ * KERNELS_AVX2, else plain C. */
+bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
 
-/* The micro-kernel gemm_f32 uses now: "avx2+fma" (x86-64 CPUs with AVX2 and FMA) or
- * "generic" (plain C, any CPU). The environment variable GEMM_KERNEL=generic, read on every
- * call, forces the plain one, so the tests (and the benchmark) can run both on one machine. */
-const char *gemm_kernel_name(void);
+/* Products of at most this many multiply-adds (8 x 8 x 8) are left to the triple loop. */
+#define GEMM_SMALL 512
+
+/* The fast path of bmm.c's matmul_2d, the same arguments: gemm_f32, unless COURSE_KERNELS is
+ * reference, the product has at most GEMM_SMALL multiply-adds, or it is one row times one
+ * column. True when done; false, with nothing added, otherwise. */
+bool gemm_matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                    float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
 
 #endif /* GEMM_H */

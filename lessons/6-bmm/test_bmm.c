@@ -398,15 +398,10 @@ END_TEST
 
 /* ==== the fast kernel (gemm.c) against a naive loop in double ============================== */
 
-/* Both micro-kernels run on this machine: GEMM_KERNEL=generic forces the plain C one. Check
- * runs each test in a process of its own, so the setting ends with the test. */
-static const char *const kernels[] = {NULL, "generic"};
-
-static const char *use_kernel(const char *kernel) {
-    if (kernel) setenv("GEMM_KERNEL", kernel, 1);
-    else unsetenv("GEMM_KERNEL");
-    return gemm_kernel_name();
-}
+/* gemm_f32's two micro-kernels: plain C (COURSE_KERNELS=generic) and, where the CPU has them,
+ * AVX2+FMA (native). The tests of tensor_matmul run the reference's triple loop as well
+ * (test_kernel_modes). */
+static const char *const gemm_modes[] = {"generic", "native", NULL};
 
 /* How far a float32 result may be from the exact sum. A sum of L products added onto a
  * starting value c, in float32, is within about (L + 1) * u * (|c| + the sum of |products|) of
@@ -484,13 +479,27 @@ static void check_gemm(Rng *rng, const char *kernel, int64_t m, int64_t k, int64
     free(before), free(in_view), free(a.buf), free(b.buf), free(o.buf);
 }
 
-START_TEST(test_gemm_kernel_choice) {
-    ck_assert_str_eq(use_kernel("generic"), "generic");
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ck_assert_str_eq(use_kernel(NULL), "avx2+fma");
-#endif
-    ck_assert_str_eq(use_kernel("anything else"), use_kernel(NULL)); /* only "generic" forces */
+/* The hand-off: gemm_matmul_2d takes a product unless COURSE_KERNELS=reference, the product
+ * has at most GEMM_SMALL multiply-adds or it is a dot product; what it declines, it leaves
+ * untouched. */
+START_TEST(test_gemm_takes_over) {
+    static float a[1200], b[1200], out[100]; /* room for the largest: (1,600) @ (600,2) */
+    for (int i = 0; i < 1200; i++) a[i] = b[i] = 1.0f;
+    const int64_t sizes[][3] = {{8, 8, 8}, {9, 8, 8}, {1, 600, 1}, {1, 600, 2}};
+    const bool taken[] = {false, true, false, true};
+    for (int s = 0; s < 4; s++)
+        for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+            const char *name = use_kernels(*mode);
+            int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
+            memset(out, 0, sizeof out);
+            bool took = gemm_matmul_2d(a, k, 1, b, n, 1, out, n, 1, m, k, n);
+            bool want = taken[s] && strcmp(name, "reference") != 0;
+            ck_assert_msg(took == want, "%s kernels: gemm_matmul_2d of (%lld,%lld) @ (%lld,%lld) %s, expected it to %s",
+                          name, (long long)m, (long long)k, (long long)k, (long long)n, took ? "took it" : "handed it back",
+                          want ? "take it" : "hand it back");
+            ck_assert_msg(out[0] == (took ? (float)k : 0.0f), "%s kernels: out[0] is %g after %s", name, (double)out[0],
+                          took ? "the product" : "handing back");
+        }
 }
 END_TEST
 
@@ -500,8 +509,8 @@ START_TEST(test_gemm_edge_sizes) {
     const int64_t small[] = {0, 1, 2, 5, 6, 7, 15, 16, 17};
     const int out_layouts[] = {M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_SPREAD, M_REVERSED};
     Rng rng = rng_seeded(test_seed());
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = gemm_modes; *mode; mode++) {
+        const char *name = use_kernels(*mode);
         int turn = 0;
         for (int x = 0; x < 9; x++)
             for (int y = 0; y < 9; y++)
@@ -520,8 +529,8 @@ START_TEST(test_gemm_block_edges) {
                                 {7, KC - 1, 17},  {7, KC, 17},     {7, KC + 1, 17},  {5, 2 * KC + 1, 9},
                                 {3, 5, NC + 20},  {MC + 5, KC + 3, 33}};
     Rng rng = rng_seeded(test_seed());
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = gemm_modes; *mode; mode++) {
+        const char *name = use_kernels(*mode);
         for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
             check_gemm(&rng, name, cases[c][0], cases[c][1], cases[c][2], c % M_LAYOUTS, (c + 2) % M_LAYOUTS,
                        c % 2 ? M_PADDED : M_ROW_MAJOR);
@@ -533,8 +542,8 @@ START_TEST(test_gemm_random_sizes) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed);
     const int out_layouts[] = {M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_SPREAD, M_REVERSED};
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = gemm_modes; *mode; mode++) {
+        const char *name = use_kernels(*mode);
         for (int trial = 0; trial < 60; trial++) {
             int64_t big = trial % 10 == 0 ? 100 : 40;
             int64_t m = rng_int(&rng, 0, big), k = rng_int(&rng, 0, big), n = rng_int(&rng, 0, big);
@@ -648,8 +657,8 @@ START_TEST(test_matmul_fast_path_2d) {
                                 {33, 20, 50}, {145, 3, 4}, {3, 260, 5}, {2, 3, 4100}, {40, 1, 1},  {1, 600, 2},
                                 {1, 600, 1}};
     Rng rng = rng_seeded(test_seed());
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *name = use_kernels(*mode);
         int turn = 0;
         for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); s++)
             for (int v = 0; v < 3; v++, turn++) {
@@ -680,8 +689,8 @@ START_TEST(test_matmul_fast_path_batched) {
         {4, 3, {2, 3, 6, 17}, {3, 17, 9}},         {4, 4, {3, 2, 8, 10}, {3, 2, 10, 16}},
     };
     Rng rng = rng_seeded(test_seed());
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *name = use_kernels(*mode);
         for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
             for (int ka = 0; ka < V_KINDS; ka++) {
                 int kb = (ka + s) % V_KINDS;
@@ -701,8 +710,8 @@ START_TEST(test_matmul_fast_path_folded) {
      * walked backwards folds, the others do not. Then m = 1 (one row per batch, where the fold
      * saves the most) and an x whose rows are all one row. */
     Rng rng = rng_seeded(test_seed());
-    for (int kern = 0; kern < 2; kern++) {
-        const char *name = use_kernel(kernels[kern]);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *name = use_kernels(*mode);
         for (int ka = 0; ka < V_KINDS; ka++) {
             int kb = ka % 2 ? V_BATCH_EXPANDED : V_CONTIGUOUS;
             Tensor *x = strided_operand(&rng, DIMS(5, 6, 19), ka);
@@ -743,7 +752,7 @@ int main(int argc, char **argv) {
     add_test(layouts, test_random_shapes);
     TCase *fast = add_test_case(s, "the fast kernel");
     tcase_set_timeout(fast, 60);
-    add_test(fast, test_gemm_kernel_choice);
+    add_test(fast, test_gemm_takes_over);
     add_test(fast, test_gemm_edge_sizes);
     add_test(fast, test_gemm_block_edges);
     add_test(fast, test_gemm_random_sizes);

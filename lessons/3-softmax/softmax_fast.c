@@ -1,28 +1,32 @@
 /*
- * softmax_simd.c - the softmax family's row kernels, eight floats at a time (AVX2 and FMA).
- * See softmax_simd.h; docs/3-softmax.md, section 4.7, explains why they are faster.
+ * softmax_fast.c - lesson 3's softmax, log-softmax and cross-entropy, fast: the same three
+ * passes over each row as softmax.c's reference, eight floats at a time with AVX2 and FMA,
+ * around a vectorized exp. It takes the rows when kernels_mode() is KERNELS_AVX2 (the CPU has
+ * both, and COURSE_KERNELS is not reference or generic); otherwise it hands them back.
  *
- * The compiler's own vectorizer cannot do this at the course's default -O2: it has no
- * vector exp, and gcc 12 at -O2 does not vectorize loops of unknown length. So the loops are
- * written with intrinsics, in functions compiled for AVX2+FMA (target attribute) that are only
- * called after the CPU said it has them; the rest of the library stays plain x86-64.
+ * The compiler's own vectorizer cannot do this at the course's default -O2: it has no vector
+ * exp, and gcc 12 at -O2 does not vectorize loops of unknown length. So the loops are written
+ * with intrinsics, in functions compiled for AVX2+FMA alone (the target attribute): the rest
+ * of the library stays plain x86-64.
  *
  * The exp is the classic one (as in Cephes' expf): write x = n ln2 + r with n an integer and
  * |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n is built
  * directly in the float's exponent bits.
+ *
+ * A strided view (a transposed one) is first copied into the contiguous layout by the core's
+ * transposing copy, and each row is worked on from there. docs/3-softmax.md ("How fast")
+ * measures both.
  */
-#include "softmax_simd.h"
+#include "softmax_fast.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SIMD_X86 1
 #include <immintrin.h>
-#endif
-
-#ifdef SIMD_X86
-
-bool simd_rows_supported(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 #define AVX2_FMA __attribute__((target("avx2,fma")))
 
@@ -130,18 +134,24 @@ AVX2_FMA static void row_shift_avx2(const float *x, int64_t d, float m, float lo
     for (; j < d; j++) y[j] = (x[j] - m) - log_sum;
 }
 
-#else /* not x86-64 with GCC or clang: only the plain loops below */
+/* s = softmax(x) or y = log_softmax(x) of one contiguous row: max, exps and their sum, then a
+ * scale by 1 / sum or a shift by the log of the sum. */
+static void row_avx2(bool log_softmax, const float *x, int64_t d, float *out) {
+    float m = row_max_avx2(x, d);
+    if (log_softmax) row_shift_avx2(x, d, m, (float)log(row_exp_sum_avx2(x, d, m, NULL)), out);
+    else row_scale_avx2(out, d, (float)(1.0 / row_exp_sum_avx2(x, d, m, out)));
+}
 
-bool simd_rows_supported(void) { return false; }
-
+/* -log_softmax(row)[t], as softmax.c's row_cross_entropy computes it. */
+static double row_cross_entropy_avx2(const float *x, int64_t d, int64_t t) {
+    float m = row_max_avx2(x, d);
+    return (double)(m - x[t]) + (float)log(row_exp_sum_avx2(x, d, m, NULL));
+}
 #endif
-
-/* The public functions: the vectorized kernel when the CPU has AVX2 and FMA, else the same
- * computation one float at a time. */
 
 void simd_exp(const float *x, int64_t n, float *out) {
 #ifdef SIMD_X86
-    if (simd_rows_supported()) {
+    if (kernels_mode() == KERNELS_AVX2) {
         exp_avx2(x, n, out);
         return;
     }
@@ -149,45 +159,58 @@ void simd_exp(const float *x, int64_t n, float *out) {
     for (int64_t i = 0; i < n; i++) out[i] = expf(x[i]);
 }
 
-float simd_row_max(const float *x, int64_t d) {
-#ifdef SIMD_X86
-    if (simd_rows_supported()) return row_max_avx2(x, d);
-#endif
-    float m = -INFINITY;
-    for (int64_t j = 0; j < d; j++)
-        if (x[j] > m) m = x[j];
-    return m;
+/* ==== rows of views ======================================================================= */
+
+/* A view whose rows are not contiguous (a transposed one) is first copied whole, in the
+ * contiguous layout of its shape, by the core's transposing copy (tiles, and streaming stores
+ * for a large one: kernels.c), and its rows are worked on from there. Copying the rows a block
+ * at a time instead, into a scratch buffer that stays in the cache, reads each row of the
+ * stored tensor in short pieces, and measured slower (docs/3-softmax.md). */
+static void copy_contiguous(const Tensor *x, float *dst) {
+    int64_t strides[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, strides);
+    strided_copy(x->rank, x->shape, dst, strides, tensor_data(x), x->strides);
 }
 
-double simd_row_exp_sum(const float *x, int64_t d, float m, float *out) {
+bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 #ifdef SIMD_X86
-    if (simd_rows_supported()) return row_exp_sum_avx2(x, d, m, out);
-#endif
-    double sum = 0.0;
-    for (int64_t j = 0; j < d; j++) {
-        float e = expf(x[j] - m);
-        if (out) out[j] = e;
-        sum += e;
+    if (kernels_mode() != KERNELS_AVX2) return false;
+    int64_t d = x->shape[x->rank - 1];
+    if (x->strides[x->rank - 1] == 1 || d <= 1) {
+        NdIter rows;
+        nditer_init_rows(&rows, x);
+        for (; nditer_next(&rows); out += d) row_avx2(log_softmax, tensor_data(x) + rows.offset[0], d, out);
+        return true;
     }
-    return sum;
+    /* the rows are copied into out, then each is replaced by its softmax (the passes work in place) */
+    copy_contiguous(x, out);
+    for (int64_t i = 0, n = tensor_numel(x); i < n; i += d) row_avx2(log_softmax, out + i, d, out + i);
+    return true;
+#else
+    (void)log_softmax, (void)x, (void)out;
+    return false;
+#endif
 }
 
-void simd_row_scale(float *s, int64_t d, float k) {
+bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total) {
 #ifdef SIMD_X86
-    if (simd_rows_supported()) {
-        row_scale_avx2(s, d, k);
-        return;
+    if (kernels_mode() != KERNELS_AVX2) return false;
+    int64_t n = logits->shape[0], c = logits->shape[1];
+    const float *rows = tensor_data(logits);
+    int64_t row_step = logits->strides[0];
+    float *copy = NULL;
+    if (logits->strides[1] != 1 && c > 1) {
+        copy = malloc((size_t)(n * c) * sizeof *copy);
+        if (!copy) return false; /* the reference needs no memory */
+        copy_contiguous(logits, copy);
+        rows = copy, row_step = c;
     }
+    *total = 0.0;
+    for (int64_t i = 0; i < n; i++) *total += row_cross_entropy_avx2(rows + i * row_step, c, targets[i]);
+    free(copy);
+    return true;
+#else
+    (void)logits, (void)targets, (void)total;
+    return false;
 #endif
-    for (int64_t j = 0; j < d; j++) s[j] *= k;
-}
-
-void simd_row_shift(const float *x, int64_t d, float m, float log_sum, float *y) {
-#ifdef SIMD_X86
-    if (simd_rows_supported()) {
-        row_shift_avx2(x, d, m, log_sum, y);
-        return;
-    }
-#endif
-    for (int64_t j = 0; j < d; j++) y[j] = (x[j] - m) - log_sum;
 }

@@ -1,0 +1,73 @@
+/*
+ * kernels.h - the fast paths, and the one switch that turns them all off.
+ *
+ * Every op in the course is written once as a plain loop: the reference, what the lessons
+ * teach. Before it runs that loop it offers the work to its fast path (this file for the
+ * core's strided copies and sums; TOPIC_fast.c beside a lesson for its ops). A fast path that
+ * cannot take the input returns false, and the reference loop runs. Either way the result is
+ * the same numbers, up to the order in which a sum is added; the tests hold every fast path to
+ * its reference (docs/testing.md).
+ *
+ * The switch is the environment variable COURSE_KERNELS, read at every call:
+ *   reference   every op runs its plain loop (the fast paths all return false)
+ *   generic     the fast paths, in plain C
+ *   native      (or unset) the fast paths, with AVX2 and FMA where the CPU has them
+ * Any other value is reported once on stderr and runs the reference.
+ */
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+typedef enum { KERNELS_REFERENCE, KERNELS_GENERIC, KERNELS_AVX2 } Kernels;
+
+/* What COURSE_KERNELS asks for, given this CPU: KERNELS_AVX2 only where it has AVX2 and FMA. */
+Kernels kernels_mode(void);
+/* "reference", "generic" or "avx2": kernels_mode() as a word, for messages and benchmarks. */
+const char *kernels_name(void);
+
+/* Merges the dims that can be walked as one (for every operand, dims_merge says so) and drops
+ * dims of size 1: a contiguous (4096,4096) becomes one dim of 16M elements. Writes the m
+ * merged dims, outermost first, and returns m (0 for a single element). The arguments must be
+ * valid (rank 0..TENSOR_MAX_RANK, n_operands 0..NDITER_MAX_OPERANDS). */
+int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]);
+
+/* The strided loop with its last dim left to the caller: the iterator visits every merged dim
+ * but the last, and the caller walks the last in a plain inner loop that the compiler can
+ * vectorize. *inner_n receives its length and inner_strides[k] operand k's stride along it.
+ *
+ *   NdIter it;
+ *   int64_t n, step[2];
+ *   nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
+ *   while (nditer_next(&it))
+ *       for (int64_t i = 0; i < n; i++) dst[it.offset[0] + i * step[0]] = src[it.offset[1] + i * step[1]];
+ *
+ * It fails like nditer_init (an iterator that visits nothing); an empty shape visits nothing. */
+void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *inner_n, int64_t *inner_strides);
+
+/* The fast paths of strided_copy and strided_accumulate (tensor.h), with the same arguments and
+ * preconditions. True when done; false, having touched nothing, when COURSE_KERNELS=reference
+ * or the arguments are not valid (the reference then reports them). */
+bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                  const int64_t *src_strides);
+bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                        const int64_t *src_strides);
+
+/* Results larger than this are written with streaming stores, which send whole cache lines to
+ * memory without reading them into the cache first: larger than the cache a core can count
+ * on, such a result is not in the cache when it is read next anyway. */
+#define KERNELS_STREAM_BYTES (16 << 20)
+
+/* dst[i] = src[i] for i < n with streaming stores (x86-64, dst on 16 bytes, n a multiple of 4;
+ * else memcpy). For fast paths that found kernels_mode() to be KERNELS_AVX2: it does not ask
+ * again, since it is called once per row. After the last one, and before anything reads dst,
+ * call kernels_stream_end(). */
+void kernels_copy_stream(float *dst, const float *src, int64_t n);
+void kernels_stream_end(void);
+
+#endif /* KERNELS_H */

@@ -1,0 +1,155 @@
+/*
+ * broadcast_fast.c - lesson 1's elementwise ops, fast: the same out[i] = a[i] op b[i] as
+ * broadcast.c's odometer, element for element. It takes every forward of add, sub, mul and
+ * div unless COURSE_KERNELS=reference.
+ *   - Dims that line up are merged (a contiguous (4096,4096) is one row of 16M elements), and
+ *     each row is a plain loop over inputs that are contiguous or broadcast (stride 1 or 0).
+ *   - An input read down the columns of the result (a transposed one) is first copied, one tile
+ *     at a time, into a small buffer by the core's transposing copy (kernels.c); the same row
+ *     loops then read the buffer, while it is in the cache.
+ *   - A tiled result larger than the cache is written with streaming stores, a tile row at a time.
+ * docs/1-broadcast.md ("How fast") measures each of these.
+ */
+#include "broadcast_fast.h"
+
+#include <string.h>
+
+#include "kernels.h"
+
+/* One row of n results, o[i] = x[i * sx] op y[i * sy], o contiguous. Strides of 1 or 0 (the
+ * usual cases) get loops over restrict pointers eight elements at a time: gcc at -O2 does not
+ * vectorize a loop of unknown length, but it does turn eight copies of one statement into a
+ * vector instruction. The op is chosen once per row, never per element. */
+#define BINARY_ROW(name, expr)                                                                               \
+    static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx, const float *restrict y, \
+                     int64_t sy) {                                                                           \
+        int64_t i = 0;                                                                                       \
+        if (sx == 1 && sy == 1) {                                                                            \
+            for (; i + 8 <= n; i += 8)                                                                       \
+                for (int k = 0; k < 8; k++) { float u = x[i + k], v = y[i + k]; o[i + k] = (expr); }         \
+            for (; i < n; i++) { float u = x[i], v = y[i]; o[i] = (expr); }                                  \
+        } else if (sx == 1 && sy == 0) {                                                                     \
+            const float v = y[0];                                                                            \
+            for (; i + 8 <= n; i += 8)                                                                       \
+                for (int k = 0; k < 8; k++) { float u = x[i + k]; o[i + k] = (expr); }                       \
+            for (; i < n; i++) { float u = x[i]; o[i] = (expr); }                                            \
+        } else if (sx == 0 && sy == 1) {                                                                     \
+            const float u = x[0];                                                                            \
+            for (; i + 8 <= n; i += 8)                                                                       \
+                for (int k = 0; k < 8; k++) { float v = y[i + k]; o[i + k] = (expr); }                       \
+            for (; i < n; i++) { float v = y[i]; o[i] = (expr); }                                            \
+        } else {                                                                                             \
+            for (; i < n; i++) { float u = x[i * sx], v = y[i * sy]; o[i] = (expr); }                        \
+        }                                                                                                    \
+    }
+BINARY_ROW(add_row, u + v)
+BINARY_ROW(sub_row, u - v)
+BINARY_ROW(mul_row, u * v)
+BINARY_ROW(div_row, u / v)
+#undef BINARY_ROW
+
+static void binary_row(char op, int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy) {
+    switch (op) {
+    case '+': add_row(n, o, x, sx, y, sy); break;
+    case '-': sub_row(n, o, x, sx, y, sy); break;
+    case '*': mul_row(n, o, x, sx, y, sy); break;
+    default: div_row(n, o, x, sx, y, sy); break;
+    }
+}
+
+/* True when an input has no dim of stride 0 (it is as large as the result). */
+static bool is_full(int m, const int64_t *strides) {
+    for (int d = 0; d < m; d++)
+        if (strides[d] == 0) return false;
+    return true;
+}
+
+/* out = out op y (y op out when y_first) over the m merged dims, along whose last both are
+ * contiguous: the second of the two passes below. Each piece of out is read into a small buffer
+ * first, so that binary_row's output is never one of its inputs (its pointers are restrict). */
+static void op_in_place(char op, bool y_first, int m, const int64_t *shape, const int64_t *out_strides,
+                        const float *y, const int64_t *y_strides, float *out) {
+    enum { PIECE = 1024 };
+    float piece[PIECE];
+    int64_t cols = shape[m - 1];
+    NdIter it;
+    nditer_init(&it, m - 1, shape, 2, (const int64_t *[]){out_strides, y_strides});
+    while (nditer_next(&it))
+        for (int64_t i = 0; i < cols; i += PIECE) {
+            int64_t k = cols - i < PIECE ? cols - i : PIECE;
+            float *o = out + it.offset[0] + i;
+            const float *v = y + it.offset[1] + i;
+            memcpy(piece, o, (size_t)k * sizeof *o);
+            if (y_first) binary_row(op, k, o, v, 1, piece, 1);
+            else binary_row(op, k, o, piece, 1, v, 1);
+        }
+}
+
+/* The tiles that a transposed input is copied in: TILE_ROWS rows of the result by TILE_COLS
+ * columns, that is TILE_COLS runs of TILE_ROWS floats of the input (docs/1-broadcast.md). */
+enum { TILE_ROWS = 256, TILE_COLS = 64 };
+
+/* Where an input's elements of one tile are: p[r * rs + c * cs]. An input whose columns are
+ * neither contiguous nor broadcast is copied into buf first, where they are. */
+typedef struct {
+    const float *p;
+    int64_t rs, cs;
+} TileInput;
+
+static TileInput tile_input(const float *p, int64_t rs, int64_t cs, int64_t rows, int64_t cols, float *buf) {
+    if (cs == 0 || cs == 1) return (TileInput){p, rs, cs};
+    strided_copy(2, (const int64_t[]){rows, cols}, buf, (const int64_t[]){cols, 1}, p, (const int64_t[]){rs, cs});
+    return (TileInput){buf, cols, 1};
+}
+
+bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, const float *a,
+                           const int64_t *a_strides, const float *b, const int64_t *b_strides) {
+    Kernels mode = kernels_mode();
+    if (mode == KERNELS_REFERENCE) return false;
+    int64_t out_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[3][TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, out_strides);
+    int m = kernels_merge_dims(rank, shape, 3, (const int64_t *[]){out_strides, a_strides, b_strides}, sh, st);
+    if (shape_numel(shape, rank) == 0) return true;
+    if (m == 0) { /* one element */
+        binary_row(op, 1, out, a, 0, b, 0);
+        return true;
+    }
+    int64_t cols = sh[m - 1], acs = st[1][m - 1], bcs = st[2][m - 1];
+    NdIter it;
+    if ((acs == 0 || acs == 1) && (bcs == 0 || bcs == 1)) { /* rows, as they lie */
+        nditer_init(&it, m - 1, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
+        while (nditer_next(&it)) binary_row(op, cols, out + it.offset[0], a + it.offset[1], acs, b + it.offset[2], bcs);
+        return true;
+    }
+    /* Two inputs of the result's size, one of them read down the columns: two passes, each of
+     * which reads memory in order. The core's transposing copy puts that input into out, then
+     * the op runs over out and the other input as they lie. (Tiles read the other input in
+     * short pieces, one per row of a tile, and were measured slower: docs/1-broadcast.md.) */
+    if (is_full(m, st[1]) && is_full(m, st[2]) && (acs == 1) != (bcs == 1)) {
+        bool b_in_out = acs == 1;
+        strided_copy(rank, shape, out, out_strides, b_in_out ? b : a, b_in_out ? b_strides : a_strides);
+        op_in_place(op, b_in_out, m, sh, st[0], b_in_out ? a : b, b_in_out ? st[1] : st[2], out);
+        return true;
+    }
+    /* Tiles over the last two merged dims (rows of `cols` results), an odometer over the rest. */
+    int64_t rows = m >= 2 ? sh[m - 2] : 1, ors = m >= 2 ? st[0][m - 2] : 0;
+    int64_t ars = m >= 2 ? st[1][m - 2] : 0, brs = m >= 2 ? st[2][m - 2] : 0;
+    bool stream = mode == KERNELS_AVX2 && (uint64_t)shape_numel(shape, rank) > KERNELS_STREAM_BYTES / sizeof(float);
+    static _Thread_local float a_buf[TILE_ROWS * TILE_COLS], b_buf[TILE_ROWS * TILE_COLS], row[TILE_COLS];
+    nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
+    while (nditer_next(&it))
+        for (int64_t r0 = 0; r0 < rows; r0 += TILE_ROWS)
+            for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
+                int64_t tr = rows - r0 < TILE_ROWS ? rows - r0 : TILE_ROWS;
+                int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
+                TileInput x = tile_input(a + it.offset[1] + r0 * ars + c0 * acs, ars, acs, tr, tc, a_buf);
+                TileInput y = tile_input(b + it.offset[2] + r0 * brs + c0 * bcs, brs, bcs, tr, tc, b_buf);
+                for (int64_t r = 0; r < tr; r++) {
+                    float *o = out + it.offset[0] + (r0 + r) * ors + c0;
+                    binary_row(op, tc, stream ? row : o, x.p + r * x.rs, x.cs, y.p + r * y.rs, y.cs);
+                    if (stream) kernels_copy_stream(o, row, tc);
+                }
+            }
+    if (stream) kernels_stream_end();
+    return true;
+}

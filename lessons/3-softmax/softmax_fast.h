@@ -1,0 +1,28 @@
+/*
+ * softmax_fast.h - the fast path of lesson 3's softmax family (softmax_fast.c). The reference
+ * ops of softmax.c offer it their rows first; docs/3-softmax.md ("How fast") measures it.
+ */
+#ifndef SOFTMAX_FAST_H
+#define SOFTMAX_FAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+/* out[i] = e^x[i] for n floats (in place is fine): with AVX2 and FMA (kernels.h: KERNELS_AVX2)
+ * a polynomial after a range reduction, within 2 units in the last place of the exact e^x over
+ * the whole float range, with gradual underflow: inf above 88.72, exactly 0 below -103.97,
+ * nan for nan, e^-inf = 0, e^inf = inf. Otherwise expf, one float at a time. */
+void simd_exp(const float *x, int64_t n, float *out);
+
+/* softmax (log_softmax when `log_softmax`) of every row of x along its last dim into out, contiguous
+ * in x's shape; x has rank >= 1. True when done; false, with nothing written, unless
+ * kernels_mode() is KERNELS_AVX2 (or out of memory for the scratch rows of a strided x). */
+bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out);
+
+/* *total = the sum over the N rows of logits (N, C) of -log_softmax(row)[targets[row]]; the
+ * targets are in range. True when done, false as for softmax_fast_rows. */
+bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total);
+
+#endif /* SOFTMAX_FAST_H */
