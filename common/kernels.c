@@ -26,32 +26,40 @@
 
 /* ==== the switch ========================================================================== */
 
-static bool cpu_has_avx2_fma(void) {
+static bool cpu_has(const char *what) {
 #ifdef KERNELS_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
+    if (strcmp(what, "avx2+fma") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (strcmp(what, "avx512") == 0) return __builtin_cpu_supports("avx512f");
 #endif
+    (void)what;
+    return false;
 }
+
+static bool kernels_are(const char *want, const char *name) { return want && strcmp(want, name) == 0; }
 
 Kernels kernels_mode(void) {
     static bool warned;
     const char *want = getenv("COURSE_KERNELS");
-    if (!want || !*want || strcmp(want, "native") == 0) return cpu_has_avx2_fma() ? KERNELS_AVX2 : KERNELS_GENERIC;
-    if (strcmp(want, "generic") == 0) return KERNELS_GENERIC;
-    if (strcmp(want, "reference") != 0 && !warned) {
+    if (!want || !*want || kernels_are(want, "native") || kernels_are(want, "avx2"))
+        return cpu_has("avx2+fma") ? KERNELS_NATIVE : KERNELS_GENERIC;
+    if (kernels_are(want, "generic")) return KERNELS_GENERIC;
+    if (!kernels_are(want, "reference") && !warned) {
         warned = true;
-        fprintf(stderr, "COURSE_KERNELS=%s is not one of reference, generic, native: running the reference loops\n",
-                want);
+        fprintf(stderr,
+                "COURSE_KERNELS=%s is not one of reference, generic, avx2, native: running the reference loops\n", want);
     }
     return KERNELS_REFERENCE;
+}
+
+bool kernels_avx512(void) {
+    return kernels_mode() == KERNELS_NATIVE && !kernels_are(getenv("COURSE_KERNELS"), "avx2") && cpu_has("avx512");
 }
 
 const char *kernels_name(void) {
     switch (kernels_mode()) {
     case KERNELS_REFERENCE: return "reference";
     case KERNELS_GENERIC: return "generic";
-    default: return "avx2";
+    default: return kernels_avx512() ? "avx512" : "avx2";
     }
 }
 
@@ -298,7 +306,7 @@ AVX2 static void transpose_avx2(Write how, int64_t ni, int64_t nj, float *d, int
 static void transpose(Kernels mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                       int64_t ls) {
 #ifdef KERNELS_X86
-    if (mode == KERNELS_AVX2) {
+    if (mode == KERNELS_NATIVE) {
         transpose_avx2(how, ni, nj, d, ld, s, ls);
         return;
     }
@@ -351,7 +359,7 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         dst[0] = how == ADD ? dst[0] + src[0] : src[0];
         return true;
     }
-    if (how == COPY && mode == KERNELS_AVX2 && (uint64_t)n > KERNELS_STREAM_BYTES / sizeof(float)) how = STREAM;
+    if (how == COPY && mode == KERNELS_NATIVE && (uint64_t)n > KERNELS_STREAM_BYTES / sizeof(float)) how = STREAM;
 
     /* 3. A transpose: dst contiguous along one dim (j), src along another (i). The tiles run
      *    over those two; the odometer over the others. */

@@ -11,7 +11,8 @@
  * The switch is the environment variable COURSE_KERNELS, read at every call:
  *   reference   every op runs its plain loop (the fast paths all return false)
  *   generic     the fast paths, in plain C
- *   native      (or unset) the fast paths, with AVX2 and FMA where the CPU has them
+ *   avx2        the fast paths with AVX2 and FMA, where the CPU has them (else generic)
+ *   native      (or unset) avx2, and AVX-512 in lesson 6's gemm where the CPU has it
  * Any other value is reported once on stderr and runs the reference.
  */
 #ifndef KERNELS_H
@@ -22,11 +23,16 @@
 
 #include "tensor.h"
 
-typedef enum { KERNELS_REFERENCE, KERNELS_GENERIC, KERNELS_AVX2 } Kernels;
+typedef enum { KERNELS_REFERENCE, KERNELS_GENERIC, KERNELS_NATIVE } Kernels;
 
-/* What COURSE_KERNELS asks for, given this CPU: KERNELS_AVX2 only where it has AVX2 and FMA. */
+/* What COURSE_KERNELS asks for, given this CPU: KERNELS_NATIVE (avx2 or native) only where it
+ * has AVX2 and FMA. */
 Kernels kernels_mode(void);
-/* "reference", "generic" or "avx2": kernels_mode() as a word, for messages and benchmarks. */
+/* True when the fast paths may use AVX-512 too: COURSE_KERNELS native (or unset) on a CPU
+ * that has it. */
+bool kernels_avx512(void);
+/* What runs, as a word for messages and benchmarks: "reference", "generic", "avx2" or
+ * "avx512". */
 const char *kernels_name(void);
 
 /* Merges the dims that can be walked as one (for every operand, dims_merge says so) and drops
@@ -64,7 +70,7 @@ bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_
 #define KERNELS_STREAM_BYTES (16 << 20)
 
 /* dst[i] = src[i] for i < n with streaming stores (x86-64, dst on 16 bytes, n a multiple of 4;
- * else memcpy). For fast paths that found kernels_mode() to be KERNELS_AVX2: it does not ask
+ * else memcpy). For fast paths that found kernels_mode() to be KERNELS_NATIVE: it does not ask
  * again, since it is called once per row. After the last one, and before anything reads dst,
  * call kernels_stream_end(). */
 void kernels_copy_stream(float *dst, const float *src, int64_t n);

@@ -65,9 +65,10 @@ TCase *add_test_case(Suite *suite, const char *name);
  * so a test cut short by a call to exit() or _exit() fails. Use it instead of tcase_add_test. */
 #define add_test(tc, test) tcase_add_exit_test((tc), (test), TEST_FINISHED)
 
-/* The settings of COURSE_KERNELS (kernels.h) this machine can run, NULL-terminated:
- * "reference", "generic", and "native" where the CPU has AVX2 and FMA. A test of a fast path
- * runs its cases under each and holds every result to the reference's. */
+/* The settings of COURSE_KERNELS (kernels.h) that run something different on this machine,
+ * NULL-terminated: "reference" and "generic", then "avx2" where the CPU has AVX2 and FMA and
+ * "native" where it has AVX-512 too. A test of a fast path runs its cases under each and holds
+ * every result to the reference's. */
 const char *const *test_kernel_modes(void);
 /* Sets COURSE_KERNELS to mode for the rest of the test (each test runs in a process of its
  * own) and returns kernels_name(): what now runs, for messages. */

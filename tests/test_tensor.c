@@ -382,10 +382,13 @@ END_TEST
  * and with the reference set, the core's fast paths take nothing and write nothing. */
 START_TEST(test_kernels_switch) {
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const char *native = avx2 && __builtin_cpu_supports("avx512f") ? "avx512" : avx2 ? "avx2" : "generic";
     ck_assert_str_eq(use_kernels("reference"), "reference");
     ck_assert_str_eq(use_kernels("generic"), "generic");
-    ck_assert_str_eq(use_kernels("native"), avx2 ? "avx2" : "generic");
-    ck_assert_str_eq(use_kernels(""), avx2 ? "avx2" : "generic");
+    ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "generic");
+    ck_assert(!kernels_avx512());
+    ck_assert_str_eq(use_kernels("native"), native);
+    ck_assert_str_eq(use_kernels(""), native);
     /* an unknown value: the reference, and a note on stderr naming the three it knows */
     fflush(stderr);
     int saved = dup(2);
@@ -401,10 +404,10 @@ START_TEST(test_kernels_switch) {
     text[got] = '\0';
     fclose(note);
     ck_assert_str_eq(unknown, "reference");
-    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, generic, native") != NULL,
+    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, generic, avx2, native") != NULL,
                   "the note on stderr was: %s", text);
     unsetenv("COURSE_KERNELS");
-    ck_assert_str_eq(kernels_name(), avx2 ? "avx2" : "generic");
+    ck_assert_str_eq(kernels_name(), native);
     use_kernels("reference");
     float src[4] = {1, 2, 3, 4}, dst[4] = {0};
     ck_assert(!kernels_copy(2, (const int64_t[]){2, 2}, dst, STRIDES(2, 1), src, STRIDES(1, 2)));

@@ -134,7 +134,7 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
     /* Tiles over the last two merged dims (rows of `cols` results), an odometer over the rest. */
     int64_t rows = m >= 2 ? sh[m - 2] : 1, ors = m >= 2 ? st[0][m - 2] : 0;
     int64_t ars = m >= 2 ? st[1][m - 2] : 0, brs = m >= 2 ? st[2][m - 2] : 0;
-    bool stream = mode == KERNELS_AVX2 && (uint64_t)shape_numel(shape, rank) > KERNELS_STREAM_BYTES / sizeof(float);
+    bool stream = mode == KERNELS_NATIVE && (uint64_t)shape_numel(shape, rank) > KERNELS_STREAM_BYTES / sizeof(float);
     static _Thread_local float a_buf[TILE_ROWS * TILE_COLS], b_buf[TILE_ROWS * TILE_COLS], row[TILE_COLS];
     nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
     while (nditer_next(&it))

@@ -1,7 +1,7 @@
 /*
  * softmax_fast.c - lesson 3's softmax, log-softmax and cross-entropy, fast: the same three
  * passes over each row as softmax.c's reference, eight floats at a time with AVX2 and FMA,
- * around a vectorized exp. It takes the rows when kernels_mode() is KERNELS_AVX2 (the CPU has
+ * around a vectorized exp. It takes the rows when kernels_mode() is KERNELS_NATIVE (the CPU has
  * both, and COURSE_KERNELS is not reference or generic); otherwise it hands them back.
  *
  * The compiler's own vectorizer cannot do this at the course's default -O2: it has no vector
@@ -151,7 +151,7 @@ static double row_cross_entropy_avx2(const float *x, int64_t d, int64_t t) {
 
 void simd_exp(const float *x, int64_t n, float *out) {
 #ifdef SIMD_X86
-    if (kernels_mode() == KERNELS_AVX2) {
+    if (kernels_mode() == KERNELS_NATIVE) {
         exp_avx2(x, n, out);
         return;
     }
@@ -174,7 +174,7 @@ static void copy_contiguous(const Tensor *x, float *dst) {
 
 bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 #ifdef SIMD_X86
-    if (kernels_mode() != KERNELS_AVX2) return false;
+    if (kernels_mode() != KERNELS_NATIVE) return false;
     int64_t d = x->shape[x->rank - 1];
     if (x->strides[x->rank - 1] == 1 || d <= 1) {
         NdIter rows;
@@ -194,7 +194,7 @@ bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 
 bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total) {
 #ifdef SIMD_X86
-    if (kernels_mode() != KERNELS_AVX2) return false;
+    if (kernels_mode() != KERNELS_NATIVE) return false;
     int64_t n = logits->shape[0], c = logits->shape[1];
     const float *rows = tensor_data(logits);
     int64_t row_step = logits->strides[0];

@@ -10,7 +10,7 @@
 
 #include "tensor.h"
 
-/* out[i] = e^x[i] for n floats (in place is fine): with AVX2 and FMA (kernels.h: KERNELS_AVX2)
+/* out[i] = e^x[i] for n floats (in place is fine): with AVX2 and FMA (kernels.h: KERNELS_NATIVE)
  * a polynomial after a range reduction, within 2 units in the last place of the exact e^x over
  * the whole float range, with gradual underflow: inf above 88.72, exactly 0 below -103.97,
  * nan for nan, e^-inf = 0, e^inf = inf. Otherwise expf, one float at a time. */
@@ -18,7 +18,7 @@ void simd_exp(const float *x, int64_t n, float *out);
 
 /* softmax (log_softmax when `log_softmax`) of every row of x along its last dim into out, contiguous
  * in x's shape; x has rank >= 1. True when done; false, with nothing written, unless
- * kernels_mode() is KERNELS_AVX2 (or out of memory for the scratch rows of a strided x). */
+ * kernels_mode() is KERNELS_NATIVE (or out of memory for the scratch rows of a strided x). */
 bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out);
 
 /* *total = the sum over the N rows of logits (N, C) of -log_softmax(row)[targets[row]]; the

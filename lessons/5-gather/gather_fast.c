@@ -46,7 +46,7 @@ static bool gather_by_slabs(const Tensor *table, const int64_t *indices, int64_t
         for (int64_t i = 0; i < n; i++) order[start[indices[i]]++] = i; /* ... and place them: start[r] is now their end */
         /* The rows go out slab by slab, scattered over the result: written the usual way, each
          * line of a result larger than the L2 cache would be read from memory first. */
-        bool stream = kernels_mode() == KERNELS_AVX2 && (uint64_t)n * (uint64_t)row_bytes > SCATTER_STREAM;
+        bool stream = kernels_mode() == KERNELS_NATIVE && (uint64_t)n * (uint64_t)row_bytes > SCATTER_STREAM;
         for (int64_t r0 = 0; r0 < v; r0 += slab) {
             int64_t rows = v - r0 < slab ? v - r0 : slab;
             int64_t first = r0 > 0 ? start[r0 - 1] : 0, last = start[r0 + rows - 1];

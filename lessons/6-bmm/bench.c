@@ -7,8 +7,8 @@
  *   naive i,j,p    the textbook loop: each out[i, j] is a dot product down a column of b
  *   loop order     the same sums in the order i, p, j: the inner loop walks rows of b and out
  *   blocked        i, p, j over blocks of b small enough to stay in the cache
- *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=generic)
- *                  and with its AVX2+FMA one
+ *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=generic),
+ *                  its AVX2+FMA one (avx2) and, where the CPU has it, its AVX-512 one (native)
  *   OpenBLAS       cblas_sgemm, one thread, when the Makefile found OpenBLAS (HAVE_OPENBLAS)
  *
  * OpenBLAS picks its kernels ("core") for the CPU when it loads, and OPENBLAS_CORETYPE
@@ -222,9 +222,10 @@ static BenchTime time_library_square(const BenchOptions *o, int64_t n, const flo
     return time_library(o, &c);
 }
 
-/* The same with COURSE_KERNELS=generic: the plain C micro-kernel. */
-static BenchTime time_library_square_generic(const BenchOptions *o, int64_t n, const float *a, const float *b) {
-    setenv("COURSE_KERNELS", "generic", 1);
+/* The same with COURSE_KERNELS set to mode: "generic" (the plain C micro-kernel), "avx2". */
+static BenchTime time_library_square_with(const BenchOptions *o, const char *mode, int64_t n, const float *a,
+                                          const float *b) {
+    setenv("COURSE_KERNELS", mode, 1);
     BenchTime t = time_library_square(o, n, a, b, ROW_MAJOR, ROW_MAJOR);
     unsetenv("COURSE_KERNELS");
     return t;
@@ -533,8 +534,12 @@ int main(int argc, char **argv) {
             t = time_slow(&o, blocked_ipj, &sq);
             bench_table_row("blocked i,p,j (128x256 blocks of b)", t, rate[2] = flop / t.best * 1e-9, base);
         }
-        BenchTime t = time_library_square_generic(&o, n, x.a, x.b);
+        BenchTime t = time_library_square_with(&o, "generic", n, x.a, x.b);
         bench_table_row("library, plain C micro-kernel (generic)", t, rate[3] = flop / t.best * 1e-9, base);
+        if (kernels_avx512()) { /* the AVX2 micro-kernel too, on a CPU whose native one is AVX-512 */
+            t = time_library_square_with(&o, "avx2", n, x.a, x.b);
+            bench_table_row("library, AVX2+FMA micro-kernel (avx2)", t, flop / t.best * 1e-9, base);
+        }
         snprintf(what, sizeof what, "library tensor_matmul (%s)", kernels_name());
         bench_table_row(what, library, rate[4] = flop / library.best * 1e-9, base);
         if (have_blas) {

@@ -94,14 +94,44 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
 #undef STORE
 }
+
+/* AVX-512: row i of the tile is one 16-float register, and each step does six fused
+ * multiply-adds, each worth two of AVX2's. With six accumulators, every one of them would wait
+ * for its own previous add (4 cycles), with two to spare per cycle: so the even steps of p go
+ * into one set of six and the odd steps into another, added together at the end. The CPUs
+ * with two 512-bit FMA units run it about twice as fast as kernel_avx2 (docs/6-bmm.md, 7.7). */
+__attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const float *pa, const float *pb, float *c,
+                                                             int64_t ldc) {
+    __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0; /* even steps */
+    __m512 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0;                  /* odd steps */
+    int64_t p = 0;
+    for (; p + 2 <= kc; p += 2, pa += 2 * MR, pb += 2 * NR) {
+        __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + NR); /* packed b is 64-byte aligned */
+#define ROW(i)                                                     \
+    e##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[i]), b0, e##i);       \
+    o##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[MR + i]), b1, o##i)
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+#undef ROW
+    }
+    if (p < kc) {
+        __m512 b0 = _mm512_load_ps(pb);
+#define ROW(i) e##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[i]), b0, e##i)
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+#undef ROW
+    }
+#define STORE(i) _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), _mm512_add_ps(e##i, o##i)))
+    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
+#undef STORE
+}
 #endif
 
-/* The AVX2+FMA kernel when kernels_mode() says so (the CPU has them and COURSE_KERNELS is not
- * generic or reference), else the plain one. Asked on every call: it is cheap next to any
- * product, and the tests change COURSE_KERNELS between calls. */
+/* The AVX-512 kernel where kernels_avx512() allows it, the AVX2 one where kernels_mode() is
+ * KERNELS_NATIVE, else the plain one. Asked on every call: it is cheap next to any product,
+ * and the tests change COURSE_KERNELS between calls. */
 static Kernel *pick_kernel(void) {
 #ifdef GEMM_X86
-    if (kernels_mode() == KERNELS_AVX2) return kernel_avx2;
+    if (kernels_avx512()) return kernel_avx512;
+    if (kernels_mode() == KERNELS_NATIVE) return kernel_avx2;
 #endif
     return kernel_generic;
 }
