@@ -8,7 +8,8 @@
  *   - transposed (a (D, V) tensor permuted): a row's floats are V apart, one per cache line.
  *     With many indices (V/16 or more), gather_rows first copies the table into row-major order
  *     (the core's tiled transpose) and then copies rows; with few, it reads through the strides;
- *   - element by element through the strides, the loop lesson 5 used before it had fast paths.
+ *   - gather_rows with COURSE_KERNELS=reference: gather.c's loop, element by element through the
+ *     strides, with no fast path.
  * Memory is warm, as in a long-running program: glibc is asked to keep what is freed and to
  * reuse it, and the heap is written once before anything is timed. gather_rows allocates its
  * result from that memory (without clearing it: tensor_empty); memcpy writes a buffer that was
@@ -91,20 +92,6 @@ static void gather(void *arg) {
 
 /* Lesson 5's loop before the fast paths: every element through the table's strides, into a
  * result allocated the same way (tensor_empty, as gather_rows does). */
-static void gather_elementwise(void *arg) {
-    Case *c = arg;
-    if (ctx_bytes(c->ctx) > (size_t)(c->n * c->d) * sizeof(float) * 6 + ((size_t)c->v * (size_t)c->d + 16384) * 4) case_table(c);
-    const Tensor *table = c->table;
-    Tensor *out = tensor_empty(c->ctx, (const int64_t[]){c->n, c->d}, 2);
-    const float *t = tensor_data(table);
-    float *o = tensor_data(out);
-    for (int64_t i = 0; i < c->n; i++) {
-        const float *row = t + c->indices[i] * table->strides[0];
-        for (int64_t j = 0; j < c->d; j++) o[i * c->d + j] = row[j * table->strides[1]];
-    }
-    bench_keep(out);
-}
-
 static double gbps(const Case *c, BenchTime t) { return 2.0 * (double)(c->n * c->d) * sizeof(float) / t.best / 1e9; }
 
 int main(int argc, char **argv) {
@@ -128,14 +115,14 @@ int main(int argc, char **argv) {
                  (long long)n, (long long)d, (double)(n * d * 4) / 1e6, (long long)v, (long long)d);
         bench_table_header(what, "GB/s", "memcpy of the same bytes");
         const char *names[4] = {"gather_rows, contiguous table", "gather_rows, table expanded from (1,D)",
-                                "gather_rows, transposed table", "element by element (the old loop)"};
+                                "gather_rows, transposed table", "gather_rows, contiguous table, reference"};
         Case c = case_new(CONTIGUOUS, v, d, n, 1);
         BenchTime base = bench_default(&o, memcpy_warm, &c);
         bench_table_row("memcpy of the same bytes", base, gbps(&c, base), base.best);
         case_free(&c);
         for (int layout = CONTIGUOUS; layout <= ELEMENTWISE; layout++) {
             c = case_new(layout == ELEMENTWISE ? CONTIGUOUS : layout, v, d, n, 1);
-            BenchTime t = bench_default(&o, layout == ELEMENTWISE ? gather_elementwise : gather, &c);
+            BenchTime t = layout == ELEMENTWISE ? bench_with_kernels(&o, "reference", gather, &c) : bench_default(&o, gather, &c);
             bench_table_row(names[layout], t, gbps(&c, t), base.best);
             case_free(&c);
         }

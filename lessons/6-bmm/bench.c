@@ -508,7 +508,7 @@ int main(int argc, char **argv) {
     bool have_blas = tuned >= 0;
 
     /* ---- square products ---------------------------------------------------------------- */
-    FILE *data = bench_data_open(&o, "n naive_ijp loop_order_ipj blocked_ipj library_generic library "
+    FILE *data = bench_data_open(&o, "n naive_ijp loop_order_ipj blocked_ipj library_generic library_avx2 library "
                                      "openblas_detected openblas_tuned (GFLOP/s; - not measured)");
     if (largest > slow_max)
         printf("\nThe naive kernel skips sizes above %lld, loop order and blocked above %lld (--slow-max): they would "
@@ -516,8 +516,8 @@ int main(int argc, char **argv) {
     double ratio_at_512 = NAN;
     for (int s = 0; s < n_sizes; s++) {
         int64_t n = sizes[s];
-        double flop = 2.0 * (double)n * (double)n * (double)n, rate[7];
-        for (int q = 0; q < 7; q++) rate[q] = NAN;
+        double flop = 2.0 * (double)n * (double)n * (double)n, rate[8];
+        for (int q = 0; q < 8; q++) rate[q] = NAN;
         BenchTime library = time_library_square(&o, n, x.a, x.b, ROW_MAJOR, ROW_MAJOR);
         double base = have_blas ? blas[tuned].square[s] : library.best;
         char what[160];
@@ -538,22 +538,22 @@ int main(int argc, char **argv) {
         bench_table_row("library, plain C micro-kernel (generic)", t, rate[3] = flop / t.best * 1e-9, base);
         if (kernels_avx512()) { /* the AVX2 micro-kernel too, on a CPU whose native one is AVX-512 */
             t = time_library_square_with(&o, "avx2", n, x.a, x.b);
-            bench_table_row("library, AVX2+FMA micro-kernel (avx2)", t, flop / t.best * 1e-9, base);
+            bench_table_row("library, AVX2+FMA micro-kernel (avx2)", t, rate[4] = flop / t.best * 1e-9, base);
         }
         snprintf(what, sizeof what, "library tensor_matmul (%s)", kernels_name());
-        bench_table_row(what, library, rate[4] = flop / library.best * 1e-9, base);
+        bench_table_row(what, library, rate[5] = flop / library.best * 1e-9, base);
         if (have_blas) {
             BenchTime bt = {blas[0].square[s], blas[0].square[s], 0};
             snprintf(what, sizeof what, "OpenBLAS, detected core (%s)", blas[0].core);
-            bench_table_row(what, bt, rate[5] = flop / bt.best * 1e-9, base);
+            bench_table_row(what, bt, rate[6] = flop / bt.best * 1e-9, base);
             bt = (BenchTime){blas[tuned].square[s], blas[tuned].square[s], 0};
             snprintf(what, sizeof what, "OpenBLAS, tuned core (%s)", blas[tuned].core);
-            bench_table_row(what, bt, rate[6] = flop / bt.best * 1e-9, base);
+            bench_table_row(what, bt, rate[7] = flop / bt.best * 1e-9, base);
             if (n == 512) ratio_at_512 = base / library.best;
         }
         if (data) {
             fprintf(data, "%lld", (long long)n);
-            for (int q = 0; q < 7; q++)
+            for (int q = 0; q < 8; q++)
                 if (isnan(rate[q])) fprintf(data, " -");
                 else fprintf(data, " %.3f", rate[q]);
             fprintf(data, "\n");
