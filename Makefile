@@ -198,7 +198,7 @@ LISTERS += $$(L$(2)_OUT)/list_exercises
 .PHONY: lesson$(2) $(3)
 ifeq ($(VERB_GIVEN),)
 lesson$(2) $(3): $$(L$(2)_OUT)/walkthrough
-	@./$$<
+	@"$$(abspath $$<)"
 else
 lesson$(2) $(3):
 	@:

@@ -11,7 +11,8 @@
  *      a row summed into one element, one value broadcast along a row;
  *   3. a transpose (each operand contiguous along a different dim) is cut into tiles, each
  *      moved through AVX2 registers 8 x 16 at a time, and a large copy streams its writes.
- * docs/4-permute.md ("How fast is the copy") and docs/2-reduce.md (3.6) measure each step.
+ * docs/4-permute.md ("How fast is the copy") and docs/2-reduce.md ("How fast: walking memory in
+ * order") measure each step.
  */
 #include "kernels.h"
 

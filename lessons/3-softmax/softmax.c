@@ -4,8 +4,8 @@
  * Read top to bottom: the naive formula (for comparison), one stable row (three passes: the
  * max, the exps and their sum, the scaling), the softmax op and its backward, log-softmax
  * through log-sum-exp and its backward, then cross-entropy from logits. Each op first offers
- * its rows to softmax_fast.c (vectorized exps, strided views copied in blocks), which hands
- * them back when COURSE_KERNELS says so. docs/3-softmax.md explains every step.
+ * its rows to softmax_fast.c (vectorized exps; a strided view is first copied whole), which
+ * hands them back when COURSE_KERNELS says so. docs/3-softmax.md explains every step.
  *
  * Names: a row is the D entries along the last dim, `step` apart in memory (1 for a
  * contiguous tensor). x is the input row; s = softmax(x); g is the upstream gradient of the

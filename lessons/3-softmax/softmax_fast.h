@@ -16,13 +16,14 @@
  * nan for nan, e^-inf = 0, e^inf = inf. Otherwise expf, one float at a time. */
 void simd_exp(const float *x, int64_t n, float *out);
 
-/* softmax (log_softmax when `log_softmax`) of every row of x along its last dim into out, contiguous
- * in x's shape; x has rank >= 1. True when done; false, with nothing written, unless
- * kernels_mode() is KERNELS_NATIVE (or out of memory for the scratch rows of a strided x). */
+/* softmax (log_softmax when `log_softmax`) of every row of x along its last dim into out,
+ * contiguous in x's shape; x has rank >= 1. True when done; false, with nothing written,
+ * unless kernels_mode() is KERNELS_NATIVE. */
 bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out);
 
 /* *total = the sum over the N rows of logits (N, C) of -log_softmax(row)[targets[row]]; the
- * targets are in range. True when done, false as for softmax_fast_rows. */
+ * targets are in range. True when done; false, as for softmax_fast_rows, and also when the
+ * copy of strided logits cannot be allocated. */
 bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total);
 
 #endif /* SOFTMAX_FAST_H */

@@ -160,6 +160,38 @@ static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_
     return nd == -1;
 }
 
+/* The shape to reshape n elements to: `shape`, with its one dim of -1 (if any) set to what the
+ * others leave. False, with an error, when it does not hold exactly n elements. */
+static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *want) {
+    const char *op = "reshape";
+    char s[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
+        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+    if (rank > 0 && !shape) return tensor_set_error("%s: shape is NULL for rank %d", op, rank), false;
+    int64_t known = 1; /* the product of the given dims, -1 once it overflows (then it cannot match) */
+    int unknown = -1;
+    for (int d = 0; d < rank; d++) {
+        want[d] = shape[d];
+        if (shape[d] == -1 && unknown < 0) unknown = d;
+        else if (shape[d] == -1)
+            return tensor_set_error("%s: can only specify one unknown dimension, got %s", op,
+                                    shape_format(shape, rank, s, sizeof s)), false;
+        else if (shape[d] < 0)
+            return tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
+                                    shape_format(shape, rank, s, sizeof s)), false;
+        else if (known >= 0 && shape[d] > 0 && known > INT64_MAX / shape[d]) known = -1;
+        else if (known >= 0) known *= shape[d];
+    }
+    if (unknown >= 0 && known > 0 && n % known == 0) want[unknown] = n / known;
+    if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n))
+        return tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
+                                shape_format(shape, rank, s, sizeof s)), false;
+    if (shape_numel(want, rank) < 0) /* (0,2^40,2^40): no elements, but its strides would overflow */
+        return tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s)),
+               false;
+    return true;
+}
+
 /* The elements keep their row-major order, so gradient i belongs to element i. */
 static void reshape_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
@@ -169,42 +201,9 @@ static void reshape_backward(Tensor *out) {
 }
 
 Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
-    const char *op = "reshape";
-    char s[SHAPE_STR_MAX];
-    if (!x) return tensor_null_input(op, "x"), NULL;
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), NULL;
-    if (rank > 0 && !shape) return tensor_set_error("%s: shape is NULL for rank %d", op, rank), NULL;
-    /* one dim may be -1: it takes whatever the others leave */
-    int64_t want[TENSOR_MAX_RANK], known = 1;
-    int unknown = -1;
-    for (int d = 0; d < rank; d++) {
-        want[d] = shape[d];
-        if (shape[d] == -1 && unknown < 0) {
-            unknown = d;
-        } else if (shape[d] == -1) {
-            tensor_set_error("%s: can only specify one unknown dimension, got %s", op, shape_format(shape, rank, s, sizeof s));
-            return NULL;
-        } else if (shape[d] < 0) {
-            tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op, shape_format(shape, rank, s, sizeof s));
-            return NULL;
-        } else if (known >= 0 && shape[d] > 0 && known > INT64_MAX / shape[d]) {
-            known = -1; /* too many elements: it cannot match (keep checking the other dims) */
-        } else if (known >= 0) {
-            known *= shape[d];
-        }
-    }
-    int64_t n = tensor_numel(x);
-    if (unknown >= 0 && known > 0 && n % known == 0) want[unknown] = n / known;
-    if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n))
-        return tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
-                                shape_format(shape, rank, s, sizeof s)), NULL;
-    if (shape_numel(want, rank) < 0) { /* (0,2^40,2^40): no elements, but its strides would overflow */
-        tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s));
-        return NULL;
-    }
-
-    int64_t strides[TENSOR_MAX_RANK];
+    if (!x) return tensor_null_input("reshape", "x"), NULL;
+    int64_t want[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
+    if (!reshape_target(tensor_numel(x), shape, rank, want)) return NULL;
     Tensor *out;
     if (view_strides(x, want, rank, strides)) {
         out = tensor_as_strided(x, want, rank, strides, x->offset); /* reinterpret: no copy */
@@ -215,5 +214,5 @@ Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {
         contiguous_strides(x->shape, x->rank, in_order);
         if (out) strided_copy(x->rank, x->shape, tensor_data(out), in_order, tensor_data(x), x->strides);
     }
-    return tensor_record(out, op, reshape_backward, 1, &x);
+    return tensor_record(out, "reshape", reshape_backward, 1, &x);
 }

@@ -1,6 +1,7 @@
 /*
  * gather_fast.c - lesson 5's gather_rows, fast: the same rows as gather.c's loop, copied in a
- * way that suits the table's layout. It takes every gather unless COURSE_KERNELS=reference.
+ * way that suits the table's layout. Unless COURSE_KERNELS=reference, it takes every gather it
+ * has a better way for (all but the last case below):
  *   - rows contiguous (stride 1 along a row: the usual case, and a table expanded from (1, D)):
  *     each row is one memcpy;
  *   - stride 0 along a row (a table expanded from (V, 1)): each row is one value, repeated;

@@ -96,11 +96,23 @@ bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t 
     return batch_rank > 0;
 }
 
+/* The fold, as a change of plan: where it is valid, the rows of a of every batch, and of out,
+ * are one (batches*m, k) and one (batches*m, n) matrix, and b is the same for every batch, so
+ * the plan becomes one product of batches*m rows with no batch dims left. Returns whether it
+ * folded. */
+static bool fold_into_rows(Plan *p) {
+    if (!matmul_folds_into_rows(p->batch_rank, p->batch, p->a_batch, p->b_batch, p->m, p->a_rs)) return false;
+    p->m *= shape_numel(p->batch, p->batch_rank);
+    p->batch_rank = 0;
+    return true;
+}
+
 /* ==== forward ============================================================================= */
 
 static void matmul_backward(Tensor *out);
 
-/* a @ b for operands of rank >= 2. */
+/* a @ b for operands of rank >= 2: one 2-D product per batch index, each operand at its own
+ * offset; or, when every batch shares b, the one product of the fold. */
 static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
     Plan p;
     if (make_plan(op, a, a->strides, b, b->strides, &p) < 0) return NULL;
@@ -112,14 +124,8 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
     if (!out) return NULL;
     const float *ad = tensor_data(a), *bd = tensor_data(b);
     float *od = tensor_data(out);
-    bool empty = tensor_numel(out) == 0; /* nothing to compute, however many (empty) batches there are */
-    if (!empty && matmul_folds_into_rows(p.batch_rank, p.batch, p.a_batch, p.b_batch, p.m, p.a_rs)) {
-        /* every batch uses the same b, and a's rows of all batches are evenly spaced: one big
-         * (batches*m, k) @ (k, n) product, whose result rows are out's rows in order */
-        int64_t rows = shape_numel(p.batch, p.batch_rank) * p.m;
-        matmul_2d(ad, p.a_rs, p.a_cs, bd, p.b_rs, p.b_cs, od, p.n, 1, rows, p.k, p.n);
-    } else if (!empty) {
-        /* the plain loop: one 2-D product per batch index, each operand at its own offset */
+    if (tensor_numel(out) > 0) { /* else nothing to compute, however many (empty) batches there are */
+        fold_into_rows(&p);
         NdIter it;
         nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
         while (nditer_next(&it))
@@ -137,29 +143,22 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
  * ga and gb are contiguous in a's and b's own shapes and are addressed with stride 0 along
  * the batch dims that were broadcast, so the batches that shared an operand all add into the
  * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
- * add into x's gradient. When the forward folded the batch into rows, so does the backward. */
+ * add into x's gradient. When the fold holds for the gradients too, the backward folds as the
+ * forward did: gb's sum over the batches becomes part of one longer sum over the rows. */
 static void matmul_backward(Tensor *out) {
     if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
     Tensor *a = out->inputs[0], *b = out->inputs[1];
     int64_t ga_strides[TENSOR_MAX_RANK], gb_strides[TENSOR_MAX_RANK];
     contiguous_strides(a->shape, a->rank, ga_strides);
     contiguous_strides(b->shape, b->rank, gb_strides);
-    Plan data, grad; /* the same plan over the data's strides and over the gradients' */
+    Plan data, grad, folded_data, folded_grad; /* the same plan over the data's strides and over the gradients' */
     make_plan("matmul", a, a->strides, b, b->strides, &data);
     make_plan("matmul", a, ga_strides, b, gb_strides, &grad);
+    folded_data = data, folded_grad = grad;
+    if (fold_into_rows(&folded_data) && fold_into_rows(&folded_grad)) data = folded_data, grad = folded_grad;
     float *ga = a->requires_grad ? tensor_grad_data(a) : NULL, *gb = b->requires_grad ? tensor_grad_data(b) : NULL;
     const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
     int64_t m = data.m, k = data.k, n = data.n;
-    if (matmul_folds_into_rows(data.batch_rank, data.batch, data.a_batch, data.b_batch, m, data.a_rs) &&
-        matmul_folds_into_rows(grad.batch_rank, grad.batch, grad.a_batch, grad.b_batch, m, grad.a_rs)) {
-        /* the forward's fold, backwards: a and ga are both one (rows, k) matrix, g is (rows, n),
-         * and b and gb are the same for every batch. gb's sum over the batches becomes part of
-         * one longer sum over the rows: two large products instead of two per batch. */
-        int64_t rows = shape_numel(data.batch, data.batch_rank) * m;
-        if (ga) matmul_2d(g, n, 1, bd, data.b_cs, data.b_rs, ga, grad.a_rs, grad.a_cs, rows, n, k);
-        if (gb) matmul_2d(ad, data.a_cs, data.a_rs, g, n, 1, gb, grad.b_rs, grad.b_cs, k, rows, n);
-        return;
-    }
     NdIter it;
     nditer_init(&it, data.batch_rank, data.batch, 5,
                 (const int64_t *[]){data.a_batch, data.b_batch, data.out_batch, grad.a_batch, grad.b_batch});

@@ -1,6 +1,9 @@
 /*
- * gemm.c - out += a @ b for float32 matrices, fast. docs/6-bmm.md (section 7.7) walks from
- * the chapter's triple loop to this file, one measured step at a time.
+ * gemm.c - out += a @ b for float32 matrices, fast: the fast path of bmm.c's matmul_2d, the
+ * same sums as its triple loop. It takes every 2-D product of lesson 6, forward and backward,
+ * unless COURSE_KERNELS=reference, the product is tiny (at most GEMM_SMALL multiply-adds) or it
+ * is a dot product (gemm_matmul_2d, at the end). docs/6-bmm.md (section 7.7) walks from the
+ * chapter's triple loop to this file, one measured step at a time.
  *
  * The triple loop does 2*m*k*n flops but, for large matrices, keeps fetching the same values
  * from memory: the CPU can multiply far faster than memory can deliver. This file uses the
@@ -20,10 +23,10 @@
  *    (144 KB, in L2), and the KC x NC block of packed b (up to 4 MB, L2/L3) serves every block
  *    of a. Each float brought from memory is used about MC or NC times before it is evicted.
  *
- * The kernel is written twice: in plain C, for any CPU, and with AVX2+FMA intrinsics in a
- * function compiled for those instructions alone (the target attribute), so the library still
- * builds with the default flags (no -march) and runs anywhere. Which one runs is asked of the
- * CPU at run time.
+ * The micro-kernel is written three times: in plain C, for any CPU, and with AVX2+FMA and with
+ * AVX-512 intrinsics, each in a function compiled for those instructions alone (the target
+ * attribute), so the library still builds with the default flags (no -march) and runs
+ * anywhere. Which one runs is asked of COURSE_KERNELS and the CPU at run time.
  */
 #include "gemm.h"
 
@@ -52,10 +55,10 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
  * pb are packed slivers (below), c's rows are ldc apart and its columns contiguous. */
 typedef void Kernel(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc);
 
-/* Plain C: the reference, and the kernel on CPUs without AVX2. The tile is summed in a local
- * array, then added into c once. Without -march the compiler has SSE's 16 registers of 4
- * floats, too few for 96, so the array stays in the L1 cache; every step still uses each value
- * it loads 6 or 16 times. The function starts on a 64-byte boundary: its short inner loop ran
+/* Plain C: the kernel of COURSE_KERNELS=generic and of CPUs without AVX2. The tile is summed in
+ * a local array, then added into c once. Without -march the compiler has SSE's 16 registers of
+ * 4 floats, too few for 96, so the array stays in the L1 cache; every step still uses each
+ * value it loads 6 or 16 times. The function starts on a 64-byte boundary: its short inner loop ran
  * at two thirds of the speed when it happened to straddle one. */
 #if defined(__GNUC__)
 __attribute__((aligned(64)))
