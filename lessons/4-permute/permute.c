@@ -3,9 +3,10 @@
  *
  * Read top to bottom: checking a permutation and inverting it, the chapter's flat-index map,
  * permute as a view with its backward, transpose, then reshape (a view when the strides allow
- * it, else a copy). The copy that moves data, tensor_contiguous, is the core's
- * (common/tensor.c): the odometer loop of docs/4-permute.md 5.3. docs/4-permute.md explains
- * every step.
+ * it, else a copy). The copy that moves data, tensor_contiguous (and reshape's copy, below),
+ * is the core's strided_copy (common/tensor.c): the odometer loop of docs/4-permute.md 5.3,
+ * which first offers the copy to the core's fast path (common/kernels.c; COURSE_KERNELS=
+ * reference runs the odometer alone). docs/4-permute.md explains every step.
  *
  * Names: dims is the permutation (output dim i is input dim dims[i]); inv its inverse.
  */
