@@ -16,6 +16,7 @@
  */
 #include "kernels.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static bool cpu_has(const char *what) {
 static bool kernels_are(const char *want, const char *name) { return want && strcmp(want, name) == 0; }
 
 Kernels kernels_mode(void) {
-    static bool warned;
+    static _Thread_local bool warned;
     const char *want = getenv("COURSE_KERNELS");
     if (!want || !*want || kernels_are(want, "native") || kernels_are(want, "avx2"))
         return cpu_has("avx2+fma") ? KERNELS_NATIVE : KERNELS_GENERIC;
@@ -168,6 +169,17 @@ static void row_add(int64_t n, float *d, int64_t ds, const float *s, int64_t ss)
     }
 }
 
+/* The total of a chunk of n floats x, added up in eight running sums acc: theirs, or, when a
+ * running sum overflowed float (+inf and -inf would meet as nan, from finite numbers), the
+ * chunk added again in double. */
+static double chunk_total(const float *acc, const float *x, int64_t n) {
+    float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    if (isfinite(total)) return total;
+    double exact = 0.0;
+    for (int64_t i = 0; i < n; i++) exact += x[i];
+    return exact;
+}
+
 /* The sum of s[0], s[ss], ..., n of them. With ss 1, eight running sums side by side (one
  * vector), over chunks of 1024 floats whose totals are added in double: a float running sum
  * loses more digits the larger it grows (over 16M floats, by 5e-4), a chunk's cannot grow. */
@@ -177,10 +189,10 @@ static double row_sum(const float *s, int64_t n, int64_t ss) {
     if (ss == 1)
         while (n - i >= 8) {
             float acc[8] = {0};
-            int64_t end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
+            int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
             for (; i < end; i += 8)
                 for (int j = 0; j < 8; j++) acc[j] += s[i + j];
-            total += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            total += chunk_total(acc, s + start, end - start);
         }
     for (; i < n; i++) total += s[i * ss];
     return total;
@@ -193,7 +205,7 @@ static void row_sums4(const float *const *s, int64_t n, double *totals) {
     for (int r = 0; r < 4; r++) totals[r] = 0.0;
     while (n - i >= 8) {
         float acc[4][8] = {{0}};
-        int64_t end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
+        int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
         for (; i < end; i += 8)
             for (int j = 0; j < 8; j++) {
                 acc[0][j] += s[0][i + j];
@@ -201,9 +213,7 @@ static void row_sums4(const float *const *s, int64_t n, double *totals) {
                 acc[2][j] += s[2][i + j];
                 acc[3][j] += s[3][i + j];
             }
-        for (int r = 0; r < 4; r++)
-            totals[r] += ((acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3])) +
-                         ((acc[r][4] + acc[r][5]) + (acc[r][6] + acc[r][7]));
+        for (int r = 0; r < 4; r++) totals[r] += chunk_total(acc[r], s[r] + start, end - start);
     }
     for (int r = 0; r < 4; r++)
         for (int64_t k = i; k < n; k++) totals[r] += s[r][k];
@@ -328,6 +338,29 @@ static void transpose(Kernels mode, Write how, int64_t ni, int64_t nj, float *d,
 
 /* ==== strided copies and sums ============================================================== */
 
+/* The lowest and highest address p + sum(index[d] * strides[d]) reaches, in floats from p; false
+ * if that overflows. */
+static bool span(int rank, const int64_t *shape, const int64_t *strides, int64_t *lo, int64_t *hi) {
+    *lo = *hi = 0;
+    for (int d = 0; d < rank; d++) {
+        int64_t reach;
+        if (shape[d] <= 1) continue;
+        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &reach)) return false;
+        if (__builtin_add_overflow(reach > 0 ? *hi : *lo, reach, reach > 0 ? hi : lo)) return false;
+    }
+    return true;
+}
+
+/* True when dst and src may share memory (or their spans cannot be computed): the fast loops
+ * reorder the elements, which only the reference's order keeps right then. */
+static bool overlap(int rank, const int64_t *shape, const float *dst, const int64_t *dst_strides, const float *src,
+                    const int64_t *src_strides) {
+    int64_t dlo, dhi, slo, shi;
+    if (!span(rank, shape, dst_strides, &dlo, &dhi) || !span(rank, shape, src_strides, &slo, &shi)) return true;
+    uintptr_t f = sizeof(float), d = (uintptr_t)dst, s = (uintptr_t)src; /* unsigned: wraps, never overflows */
+    return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 && s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
+}
+
 /* The walk that kernels_copy and kernels_accumulate share: the same pairs of elements as the
  * reference's odometer, visited in an order that follows memory. */
 static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
@@ -336,7 +369,7 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     if (mode == KERNELS_REFERENCE || rank < 0 || rank > TENSOR_MAX_RANK) return false;
     if (rank > 0 && (!shape || !dst_strides || !src_strides)) return false;
     int64_t n = shape_numel(shape, rank);
-    if (n < 0) return false;
+    if (n < 0 || overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
     if (n == 0) return true;
 
     /* 1. A dim that src walks backwards is walked forwards from its other end, dst's stride

@@ -13,7 +13,8 @@
  *   generic     the fast paths, in plain C
  *   avx2        the fast paths with AVX2 and FMA, where the CPU has them (else generic)
  *   native      (or unset) avx2, and AVX-512 in lesson 6's gemm where the CPU has it
- * Any other value is reported once on stderr and runs the reference.
+ * Any other value is reported once on stderr and runs the reference. Set it before the
+ * program starts threads: getenv is not safe against a setenv in another thread.
  */
 #ifndef KERNELS_H
 #define KERNELS_H
@@ -57,8 +58,9 @@ void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operand
                        int64_t *inner_n, int64_t *inner_strides);
 
 /* The fast paths of strided_copy and strided_accumulate (tensor.h), with the same arguments and
- * preconditions. True when done; false, having touched nothing, when COURSE_KERNELS=reference
- * or the arguments are not valid (the reference then reports them). */
+ * preconditions. True when done; false, having touched nothing, when COURSE_KERNELS=reference,
+ * the arguments are not valid (the reference then reports them), or dst and src may share
+ * memory (the fast loops reorder the elements; the reference's order then decides). */
 bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides);
 bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,

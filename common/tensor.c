@@ -377,27 +377,29 @@ float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : 
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides) {
     memset(it, 0, sizeof *it); /* remaining 0: an iterator that fails to start visits nothing */
-    if (rank < 0 || rank > TENSOR_MAX_RANK) {
+    bool null = false;
+    for (int k = -1; k < n_operands && k < NDITER_MAX_OPERANDS && rank > 0 && !null; k++)
+        null = k < 0 ? !shape || (n_operands > 0 && !strides) : !strides[k];
+    char s[SHAPE_STR_MAX];
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
         tensor_set_error("nditer_init: rank %d is outside 0..%d (TENSOR_MAX_RANK)", rank, TENSOR_MAX_RANK);
-        return;
-    }
-    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS) {
+    else if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
         tensor_set_error("nditer_init: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", n_operands,
                          NDITER_MAX_OPERANDS);
-        return;
-    }
-    for (int k = -1; k < n_operands && rank > 0; k++) {
-        if (k < 0 ? !shape || (n_operands > 0 && !strides) : !strides[k]) {
-            tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
-            return;
-        }
-    }
+    else if (null)
+        tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
+    else if (shape_numel(shape, rank) < 0)
+        tensor_set_error("nditer_init: shape %s has a negative dim or too many elements",
+                         shape_format(shape, rank, s, sizeof s));
+    else
+        it->remaining = shape_numel(shape, rank);
+    if (it->remaining == 0) return;
     it->rank = rank;
     it->n_operands = n_operands;
-    it->remaining = shape_numel(shape, rank);
     for (int d = 0; d < rank; d++) it->shape[d] = shape[d];
+    /* a dim of size 1 never moves: its stride, which may be anything, is never added */
     for (int k = 0; k < n_operands; k++)
-        for (int d = 0; d < rank; d++) it->strides[k][d] = strides[k][d];
+        for (int d = 0; d < rank; d++) it->strides[k][d] = shape[d] == 1 ? 0 : strides[k][d];
 }
 
 bool nditer_next(NdIter *it) {
@@ -526,10 +528,7 @@ static int topological_order(Tensor *root, Tensor **order) {
     int capacity = ctx->n_tensors;
     Tensor **stack = malloc((size_t)capacity * sizeof *stack);
     int *next_input = malloc((size_t)capacity * sizeof *next_input);
-    if (!stack || !next_input) {
-        free(stack), free(next_input);
-        return -1;
-    }
+    if (!stack || !next_input) return free(stack), free(next_input), -1;
     unsigned epoch = ++ctx->epoch;
     int depth = 0, n = 0;
     root->visit = epoch;

@@ -199,7 +199,8 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
 
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides: the odometer
  * above. A stride of 0 in src reads one element many times (a broadcast); a stride of 0 in dst
- * adds many elements into one (a reduction). */
+ * adds many elements into one (a reduction). Where dst and src overlap, the result is the
+ * odometer's, element after element in row-major order. */
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides);
 /* dst[i] = src[i] for every index i of `shape`: the copy behind tensor_contiguous and

@@ -572,8 +572,9 @@ START_TEST(test_tiled_ops_against_naive) {
 END_TEST
 
 /* A tiled result of more than 16 MB is streamed past the cache by the fast path: sub and div
- * (the order matters) of a transposed (2100,2100) with a row on either side, and with a
- * contiguous operand on either side. Against reading every element by hand. */
+ * (the order matters) of a transposed (2100,2100) with a row on either side, with a contiguous
+ * operand on either side (two passes), with another transposed one, flipped (both inputs
+ * copied into tiles), and after an (R,1) column. Against reading every element by hand. */
 static void check_large_tiled_ops(const char *mode) {
     const char *kernels = use_kernels(mode);
     Rng rng = rng_seeded(test_seed());
@@ -581,10 +582,12 @@ static void check_large_tiled_ops(const char *mode) {
     Tensor *a = transposed_view(&rng, shape, 2, false);
     Tensor *row = random_tensor(test_ctx, &rng, DIMS(n), 0.5f, 2.0f);
     Tensor *plain = random_tensor(test_ctx, &rng, DIMS(n, n), 0.5f, 2.0f);
+    Tensor *other = transposed_view(&rng, shape, 2, true), *column = random_tensor(test_ctx, &rng, DIMS(n, 1), 0.5f, 2.0f);
     struct { Tensor *x, *y; const char *what; } cases[] = {
         {a, row, "a transposed - a row"}, {row, a, "a row - a transposed"}, {plain, a, "contiguous - a transposed"},
-        {a, plain, "a transposed - contiguous"}};
-    for (int c = 0; c < 4; c++)
+        {a, plain, "a transposed - contiguous"}, {a, other, "a transposed - another, flipped"},
+        {column, a, "an (R,1) column - a transposed"}};
+    for (int c = 0; c < 6; c++)
         for (int k = 0; k < 2; k++) {
             Tensor *out = k == 0 ? tensor_sub(cases[c].x, cases[c].y) : tensor_div(cases[c].x, cases[c].y);
             ck_assert_msg(out != NULL, "%s", tensor_error());
@@ -601,9 +604,10 @@ static void check_large_tiled_ops(const char *mode) {
         }
 }
 
+/* (Not under "native" where that differs from "avx2": it adds AVX-512 to lesson 6 alone.) */
 START_TEST(test_large_tiled_ops_stream) {
     for (const char *const *mode = test_kernel_modes(); *mode; mode++)
-        if (strcmp(*mode, "reference") != 0) check_large_tiled_ops(*mode);
+        if (strcmp(*mode, "reference") != 0 && strcmp(*mode, "native") != 0) check_large_tiled_ops(*mode);
 }
 END_TEST
 
@@ -639,7 +643,7 @@ static void check_sum_large(const char *mode) {
 
 START_TEST(test_sum_large_and_reversed) {
     for (const char *const *mode = test_kernel_modes(); *mode; mode++)
-        if (strcmp(*mode, "reference") != 0) check_sum_large(*mode);
+        if (strcmp(*mode, "reference") != 0 && strcmp(*mode, "native") != 0) check_sum_large(*mode);
 }
 END_TEST
 

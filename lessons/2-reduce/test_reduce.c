@@ -405,6 +405,27 @@ START_TEST(test_kernel_special_values) {
 }
 END_TEST
 
+/* A sum whose running sums overflow float though its total does not: the fast path's eight
+ * lanes must not turn +inf and -inf into nan. [3e38, 3e38, -3e38] and 16 entries of +-3e38 (the
+ * same sign eight apart, so that a lane holds two of one sign) sum to 3e38 and 0. The reference,
+ * one running sum in float, gives inf for the first (as numpy does): it may, but never nan. */
+START_TEST(test_sum_overflowing_partway) {
+    float alternating[16];
+    for (int i = 0; i < 16; i++) alternating[i] = i % 2 ? -3e38f : 3e38f;
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *kernels = use_kernels(*mode);
+        bool fast = strcmp(*mode, "reference") != 0;
+        float a = tensor_item(tensor_sum(tensor_from(test_ctx, DIMS(3), VALUES(3e38f, 3e38f, -3e38f))));
+        float b = tensor_item(tensor_sum_last_dim(tensor_from(test_ctx, DIMS(16), alternating, 16)));
+        ck_assert_msg(!isnan(a) && !isnan(b), "%s kernels: sums of finite floats came out nan (%g, %g)", kernels,
+                      (double)a, (double)b);
+        if (fast)
+            ck_assert_msg(a == 3e38f && b == 0.0f, "%s kernels: the sums are %g and %g, expected 3e38 and 0", kernels,
+                          (double)a, (double)b);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 2: reductions");
     TCase *chapter = add_test_case(s, "chapter");
@@ -427,5 +448,6 @@ int main(int argc, char **argv) {
     tcase_set_timeout(kernel, 30);
     add_test(kernel, test_kernel_layouts_and_edge_sizes);
     add_test(kernel, test_kernel_special_values);
+    add_test(kernel, test_sum_overflowing_partway);
     return run_core_tests(argc, argv, s);
 }

@@ -490,6 +490,35 @@ START_TEST(test_both_kernels_agree) {
 }
 END_TEST
 
+/* A transposed view of more than 16 MB: the fast path copies it whole into the output with
+ * streaming stores, then works on each row in place. Softmax and log-softmax of every row, and
+ * the cross-entropy of all of them, against the reference's on the same view. */
+START_TEST(test_large_transposed_view) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t n = 2100;
+    Tensor *stored = random_tensor(test_ctx, &rng, DIMS(n, n), -20, 20);
+    Tensor *x = tensor_as_strided(stored, DIMS(n, n), STRIDES(1, n), 0); /* the transpose */
+    int64_t *targets = malloc((size_t)n * sizeof *targets);
+    for (int64_t i = 0; i < n; i++) targets[i] = rng_int(&rng, 0, n - 1);
+    use_kernels("reference");
+    Tensor *s0 = EXPECT_OK(tensor_softmax_last_dim(x)), *l0 = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    float ce0 = tensor_item(tensor_cross_entropy(x, targets, n));
+    const char *name = use_kernels("native");
+    Tensor *s1 = EXPECT_OK(tensor_softmax_last_dim(x)), *l1 = EXPECT_OK(tensor_log_softmax_last_dim(x));
+    float ce1 = tensor_item(tensor_cross_entropy(x, targets, n));
+    for (int64_t i = 0; i < n * n; i++) {
+        float a = tensor_data(s0)[i], b = tensor_data(s1)[i], c = tensor_data(l0)[i], e = tensor_data(l1)[i];
+        if (fabs((double)a - b) > 4 * ulp_of(a) || fabs((double)c - e) > 4 * ulp_of(c))
+            ck_abort_msg("(%lld,%lld) transposed, %s kernels: element %lld: softmax %.9g (reference %.9g), "
+                         "log_softmax %.9g (reference %.9g)", (long long)n, (long long)n, name, (long long)i,
+                         (double)b, (double)a, (double)e, (double)c);
+    }
+    ck_assert_msg(fabs((double)ce0 - ce1) <= 1e-5 * fabs((double)ce0), "cross_entropy %.9g, reference %.9g", (double)ce1,
+                  (double)ce0);
+    free(targets);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 3: softmax");
     TCase *chapter = add_test_case(s, "chapter");
@@ -513,5 +542,6 @@ int main(int argc, char **argv) {
     add_test(fast, test_vector_exp);
     add_test(fast, test_fast_paths_against_reference);
     add_test(fast, test_both_kernels_agree);
+    add_test(fast, test_large_transposed_view);
     return run_core_tests(argc, argv, s);
 }

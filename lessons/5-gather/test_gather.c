@@ -285,6 +285,37 @@ START_TEST(test_gather_large_transposed) {
 }
 END_TEST
 
+/* The slab path at its edges, under every COURSE_KERNELS setting: rows so long (D = 5000) that
+ * a slab holds its minimum of 16 rows, and a table of 5 rows whose columns are 32 floats
+ * apart (a padded transposed table, smaller than one slab). */
+START_TEST(test_gather_slab_edges) {
+    Rng rng = rng_seeded(test_seed() + 9);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *kernels = use_kernels(*mode);
+        for (int k = 0; k < 2; k++) {
+            int64_t v = k == 0 ? 40 : 5, d = k == 0 ? 5000 : 7, n = k == 0 ? 30 : 9;
+            Tensor *table;
+            if (k == 0) table = tensor_permute(random_tensor(test_ctx, &rng, DIMS(d, v), -9, 9), AXES(1, 0));
+            else table = tensor_as_strided(random_tensor(test_ctx, &rng, DIMS(d * 32), -9, 9), DIMS(v, d), STRIDES(1, 32), 0);
+            ck_assert_msg(table != NULL, "%s", tensor_error());
+            int64_t indices[30];
+            for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1);
+            Tensor *out = tensor_gather_rows(table, indices, n);
+            ck_assert_msg(out != NULL, "%s", tensor_error());
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < d; j++) {
+                    float want = tensor_data(table)[indices[i] * table->strides[0] + j * table->strides[1]];
+                    if (tensor_data(out)[i * d + j] != want)
+                        ck_abort_msg("%s kernels: %lld indices into a (%lld,%lld) table with strides (%lld,%lld): "
+                                     "element (%lld,%lld) is %g, expected %g", kernels, (long long)n, (long long)v,
+                                     (long long)d, (long long)table->strides[0], (long long)table->strides[1],
+                                     (long long)i, (long long)j, (double)tensor_data(out)[i * d + j], (double)want);
+                }
+        }
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 5: gather");
     TCase *chapter = add_test_case(s, "chapter");
@@ -301,5 +332,6 @@ int main(int argc, char **argv) {
     add_test(grads, test_random_against_naive);
     add_test(grads, test_gather_layouts_against_naive);
     add_test(grads, test_gather_large_transposed);
+    add_test(grads, test_gather_slab_edges);
     return run_core_tests(argc, argv, s);
 }

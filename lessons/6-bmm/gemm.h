@@ -23,8 +23,8 @@ enum { GEMM_MR = 6, GEMM_NR = 16, GEMM_MC = 144, GEMM_KC = 256, GEMM_NC = 4096 }
  * product, out starts at zero. out must not overlap a or b, and two elements of out must not
  * share an address (no stride 0 in out). Any of m, k, n may be 0: then it adds nothing.
  * The same sums as lesson 6's triple loop, in another order, so results may differ from it in
- * float32's last places (the tests bound by how much). It allocates one buffer per call (a few
- * hundred KB at most) and frees it before returning. True, or false with nothing added when
+ * float32's last places (the tests bound by how much). It allocates one buffer per call (up to
+ * about 4.3 MB: a KC x NC block of b and an MC x KC block of a) and frees it before returning. True, or false with nothing added when
  * that buffer cannot be allocated. Its micro-kernel is the one kernels_name() names: AVX-512,
  * AVX2+FMA or plain C. */
 bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
