@@ -48,6 +48,16 @@ static void cpu_name(char *buf, size_t size) {
     if (strcmp(buf, "unknown CPU") == 0 && uname(&u) == 0) snprintf(buf, size, "%s", u.machine);
 }
 
+/* Whether the usage text lists arg as an option taking a value ("[--rows R]"), so that a
+ * mistyped option (--sizes=512, --row) stops the run instead of being ignored. */
+static bool usage_names(const char *usage, const char *arg) {
+    size_t len = strlen(arg);
+    if (len < 3 || strncmp(arg, "--", 2) != 0) return false;
+    for (const char *at = strstr(usage, arg); at; at = strstr(at + 1, arg))
+        if (at > usage && at[-1] == '[' && at[len] == ' ') return true;
+    return false;
+}
+
 BenchOptions bench_start(int argc, char **argv, const char *title, const char *usage) {
     BenchOptions o = {false, NULL, argc, argv};
     for (int i = 1; i < argc; i++) {
@@ -56,6 +66,11 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: %s [--quick] [--data FILE] %s\n", argv[0], usage);
             exit(0);
+        } else if (usage_names(usage, argv[i]) && i + 1 < argc) i++; /* its value, read later */
+        else {
+            fprintf(stderr, "bench: unknown option or missing value: '%s'\nusage: %s [--quick] [--data FILE] %s\n",
+                    argv[i], argv[0], usage);
+            exit(2);
         }
     }
     quick_mode = o.quick;
