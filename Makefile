@@ -53,7 +53,7 @@ NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c bench.c test_%.c
 LIBRARY_SOURCES := $(wildcard common/*.c) \
     $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
 LIBRARY := $(BUILD)/libcourse.a
-HARNESS := $(call obj,tests/harness.c)
+HARNESS := $(call obj,tests/harness.c tests/remote.c)
 # The library's own test programs, one per tests/test_NAME.c: the tensor core, conformance
 # with PyTorch (golden files), every bad input, seeded random testing.
 LIBRARY_TEST_SOURCES := $(wildcard tests/test_*.c)
@@ -68,7 +68,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
+.PHONY: all test check deps grader-deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -187,6 +187,21 @@ $$(L$(2)_OUT)/list_exercises: $(call obj,$(1)/test_exercises.c) $$(L$(2)_OUT)/st
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
+# The grader's halves (docs/instructors.md): the judge, the lesson's tests linked with
+# test_calls.c's stand-ins (course code only), and test_calls.c again for the runner, which
+# grade.sh links with a student's file inside the sandbox.
+$(call obj,$(1)/test_calls.c): | deps
+$(call obj,$(1)/test_calls.c): ALL_CFLAGS += $$(CHECK_CFLAGS)
+$(BUILD)/grader/lesson$(2)/judge: $(call obj,$(1)/test_exercises.c $(1)/test_calls.c) $(HARNESS) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+$(BUILD)/grader/lesson$(2)/calls.o: $(1)/test_calls.c
+	@mkdir -p $$(@D)
+	$$(say) CC $$@
+	$$(Q)$$(CC) $$(ALL_CFLAGS) -DCOURSE_RUNNER -c $$< -o $$@
+GRADER_PROGRAMS += $(BUILD)/grader/lesson$(2)/judge $(BUILD)/grader/lesson$(2)/calls.o
+
 LESSON_PROGRAMS += $$(L$(2)_OUT)/walkthrough $$(L$(2)_OUT)/test_core $$(L$(2)_OUT)/test_exercises
 ALL_CORE_TESTS += $$(L$(2)_OUT)/test_core
 ifneq ($(wildcard $(1)/solutions.c),)
@@ -273,16 +288,27 @@ endif
 # checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR.
 # Students' files are compiled without -Werror, whatever WERROR says. tests/grade.sh exits 1
 # when an exercise did not pass and 2 when it could not grade; make reports both as 2.
-grade-prereqs: $(LIBRARY) $(HARNESS) $(LISTERS)
+# The sandbox (tests/sandbox.c) needs libseccomp; bubblewrap, for namespaces, is optional.
+SANDBOX := $(BUILD)/grader/sandbox
+RUNNER_OBJ := $(call obj,tests/runner.c)
+$(SANDBOX): tests/sandbox.c | grader-deps
+	@mkdir -p $(@D)
+	$(say) LINK $@
+	$(Q)$(CC) $(WARNINGS) -O2 -g $< -lseccomp -o $@ # never sanitized: it sets the limits a sanitizer's runtime would trip on
+grader-deps:
+	@sh tests/ensure-deps.sh grader
+grade-prereqs: $(LIBRARY) $(HARNESS) $(LISTERS) $(SANDBOX) $(RUNNER_OBJ) $(GRADER_PROGRAMS)
 # A student's file is compiled against copies of the course's headers only (HEADERS, and the
 # lesson's exercises.h): no -I into the lessons, where solutions.c is.
 grade-env:
 	@echo "CC='$(CC)'"
 	@echo "STUDENT_FLAGS='$(STUDENT_WARNINGS) $(CFLAGS)'"
 	@echo "HEADERS='$(wildcard common/*.h) tests/exercise.h $(filter-out %/exercises.h,$(wildcard $(addsuffix /*.h,$(LESSON_DIRS))))'"
-	@echo "LINK_FLAGS='$(CFLAGS)'"
-	@echo "LIBS='$(CHECK_LIBS) $(LDLIBS)'"
-	@echo "OBJ='$(BUILD)/obj'"
+	@echo "LINK_FLAGS='$(CFLAGS)$(if $(filter 1,$(SANITIZE)),, -static)'"
+	@echo "LIBS='$(LDLIBS)'"
+	@echo "SANDBOX='$(SANDBOX)'"
+	@echo "RUNNER_OBJ='$(RUNNER_OBJ)'"
+	@echo "GRADER='$(BUILD)/grader'"
 grade: | deps
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade.sh --submission '$(or $(SUBMISSION),.)' \
 	    $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(RESULTS),--results '$(RESULTS)')

@@ -2,6 +2,7 @@
 # ensure-deps.sh - makes sure a tool the course needs is installed, and says how if it is not.
 #   tests/ensure-deps.sh check     the Check unit-test framework and pkg-config (for the tests)
 #   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
+#   tests/ensure-deps.sh grader    libseccomp and bubblewrap (for make grade: the sandbox)
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
 #   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
 #   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
@@ -19,6 +20,11 @@ gnuplot)
     packages="gnuplot-nox"
     need="gnuplot"
     have_deps() { command -v gnuplot >/dev/null 2>&1; }
+    ;;
+grader)
+    packages="libseccomp-dev bubblewrap"
+    need="libseccomp (the grader's sandbox) and bubblewrap (its namespaces)"
+    have_deps() { [ -f /usr/include/seccomp.h ] && command -v bwrap >/dev/null 2>&1; }
     ;;
 valgrind)
     packages="valgrind"

@@ -33,10 +33,14 @@ typedef struct {
 /* Runs the exercises' tests. An exercise whose probe reaches EXERCISE_TODO() is TODO and its
  * tests are skipped; so are the tests of one whose probe does not finish within 3 s (an endless
  * loop: it fails as a timeout). The others run in forked processes with a time limit and a
- * memory limit, so a crash, an endless loop or a call to exit() fails that exercise only. A
- * test passes only if its process proves that the test ran to its end (see harness.c); for
- * that, each test runs as a one-iteration loop test numbered in Check's output (":3:"), and it
- * is called with _i = 0, so an exercise's test must not be a loop test itself. Options:
+ * memory limit, so a crash, an endless loop or a call to exit() fails that exercise only; a
+ * test passes only if it runs to its end.
+ *
+ * In-process (make lessonN test), the student's functions are linked into this program. In
+ * the judge (the grader, tests/grade.sh), the exercise functions linked here are the lesson's
+ * test_calls.c stand-ins, which make each call in the runner, a program of the student's
+ * functions run in the sandbox (--runner, --sandbox): the tests, their expected values and
+ * their verdicts stay in the judge. Options:
  *   --label TEXT       names the exercise file in the report
  *   --results FILE     appends a line per exercise to FILE, tab-separated:
  *                      exercise ID POINTS STATUS KIND TITLE MESSAGE, where STATUS is done, TODO
@@ -47,6 +51,10 @@ typedef struct {
  *   --max-memory BYTES the memory each test may take (default 1 GiB; 0: no limit)
  *   --require-all      a TODO counts as a failure (used for the reference solutions)
  *   --list             prints "ID<TAB>POINTS<TAB>TITLE" per exercise and runs nothing
+ *   --runner PATH      the judge: each test's calls go to a fresh runner, PATH, started by
+ *   --sandbox PATH     the sandbox program PATH (tests/sandbox.c) with
+ *   --profile NAME     its profile, runner or runner-asan (default runner); --max-output and
+ *                      --max-memory are then the runner's limits
  * Exit status: 0 unless an attempted exercise failed (or, with --require-all, one is TODO). */
 int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n);
 
@@ -57,9 +65,7 @@ extern Ctx *test_ctx;
 /* A test case with that fixture, added to the suite. */
 TCase *add_test_case(Suite *suite, const char *name);
 
-/* The exit status of a test process that ran its test to the end (see test_teardown). An
- * exercise's test must also write its proof of that (see harness.c), which _exit(TEST_FINISHED)
- * does not. */
+/* The exit status of a test process that ran its test to the end (see test_teardown). */
 #define TEST_FINISHED 90
 /* Adds a test to a case made by add_test_case. The test passes only if it runs to its end,
  * so a test cut short by a call to exit() or _exit() fails. Use it instead of tcase_add_test. */
@@ -126,6 +132,19 @@ float *guarded_buffer(int64_t n, float marker);
     expect_output_((buf), (n), (marker), (expected), (tol), (what), __FILE__, __LINE__)
 void expect_output_(float *buf, int64_t n, float marker, const float *expected, float tol, const char *what,
                     const char *file, int line);
+
+/* Marks p as a buffer of `bytes` bytes, guard region included, for the next exercise call:
+ * when graded, the call's stand-in (tests/remote.h) sends and copies back the whole of it, so
+ * that a write past the end, or a read of the guard's nan, shows as it does in-process. For a
+ * buffer with a guard of its own, marked right before the call; guarded_buffer() marks its
+ * buffers itself. The marks go with the next call. */
+void guard_hint(const void *p, size_t bytes);
+/* For the stand-ins: p's marked size if larger than bytes, else bytes; and forgetting the marks. */
+size_t guard_extent(const void *p, size_t bytes);
+void guard_hints_clear(void);
+/* For the stand-ins: is this process a probe, and how long may a test take (seconds)? */
+bool harness_probing(void);
+unsigned harness_test_seconds(void);
 
 /* True if an op named `op` made t or any tensor t was computed from (a walk of the tape). For
  * exercises that must be built from particular library ops. */

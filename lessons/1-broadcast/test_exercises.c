@@ -256,6 +256,7 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
     ck_assert(want && got);
     for (int64_t t = 0; t < n + OUTPUT_GUARD; t++) got[t] = -999; /* map, then a guard region behind it */
     ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
+    guard_hint(got, (size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ex1_4_broadcast_map(target, target_rank, src, src_rank, got);
     char st[SHAPE_STR_MAX], ss[SHAPE_STR_MAX], g[512], w[512];
     for (int64_t t = 0; t < n; t++) {

@@ -127,6 +127,9 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
         want[j] += 10.0f + (float)j;
     }
     for (int64_t j = d; j < d + OUTPUT_GUARD; j++) got[j] = MARK;
+    guard_hint(s, (size_t)(d + OUTPUT_GUARD) * sizeof *s);
+    guard_hint(g, (size_t)(d + OUTPUT_GUARD) * sizeof *g);
+    guard_hint(got, (size_t)(d + OUTPUT_GUARD) * sizeof *got);
     ex3_3_softmax_row_backward(s, g, d, got);
     char what[768], ss[256], gs[256];
     snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g are followed "

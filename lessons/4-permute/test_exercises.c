@@ -86,6 +86,7 @@ static void check_inverse(const int *dims, int n, const char *context) {
     int got[TENSOR_MAX_RANK + OUTPUT_GUARD], want[TENSOR_MAX_RANK];
     for (int i = 0; i < n + OUTPUT_GUARD; i++) got[i] = -99;
     inverse_permutation(dims, n, want);
+    guard_hint(got, (size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ex4_2_inverse_permutation(dims, n, got);
     char ds[128], gs[128], ws[128];
     for (int i = n; i < n + OUTPUT_GUARD; i++)
@@ -130,6 +131,8 @@ static void probe_4_3(void) {
 static void check_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims, const char *context) {
     int64_t got_shape[TENSOR_MAX_RANK + OUTPUT_GUARD], got_strides[TENSOR_MAX_RANK + OUTPUT_GUARD];
     for (int i = 0; i < TENSOR_MAX_RANK + OUTPUT_GUARD; i++) got_shape[i] = got_strides[i] = -99;
+    guard_hint(got_shape, sizeof got_shape);
+    guard_hint(got_strides, sizeof got_strides);
     ex4_3_permute_view(shape, rank, strides, dims, got_shape, got_strides);
     /* the library's view of a base big enough for these strides */
     int64_t reach = 1;

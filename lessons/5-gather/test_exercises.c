@@ -139,6 +139,7 @@ static void check_checked(const int64_t *indices, int64_t n, const char *context
     snprintf(what, sizeof what, "exercise 5.3%s: indices %s into a table of %lld rows", context,
              format_ints(wide, n, is, sizeof is), (long long)v);
     Tensor *want = tensor_gather_rows(tensor_from(test_ctx, DIMS(v, d), table, v * d), indices, n);
+    guard_hint(got, sizeof got);
     int status = ex5_3_gather_rows_checked(table, v, d, indices, n, got, &bad);
     if (!want) { /* an index is out of range */
         int64_t first = 0;

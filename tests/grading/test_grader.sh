@@ -7,16 +7,15 @@
 #   mixed     tests/grading/fixtures/mixed: one exercise per kind of failure, and a lesson
 #             that does not compile
 #   sneaky    tests/grading/fixtures/sneaky: what must not pass or leak: _exit with the
-#             harness's status, a file written to the working directory, 3 GB of memory, an
-#             assert, a double free, a message that is not valid JSON as it stands, a compiler
-#             warning about a variable named error, the student's own exercises.h, a definition
-#             of fprintf
-#   includes  (made here) exercises.c that includes solutions.c or another .c file, or is a
-#             link to solutions.c: rejected
-#   startup   tests/grading/fixtures/startup and tamper: code that runs outside the tests
-#             (.preinit_array, an ifunc, the .init section, a constructor under -O2, a
-#             destructor): rejected
+#             harness's status, a file written to the working directory (it is not: the
+#             runner opens no file), 3 GB of memory, an assert, a double free, a message that
+#             is not valid JSON as it stands, a compiler warning about a variable named error,
+#             the student's own exercises.h, a definition of fprintf
+#   includes  (made here) exercises.c that includes solutions.c or another .c file of the
+#             course: the sandbox has neither, so it does not compile; a link to solutions.c:
+#             rejected
 #   library   exercises answered with the library's own functions: they pass, with a note
+# The attacks of a hostile student are tests/grading/test_hostile.sh's.
 # plus one exercise at a time (and ids that are not exercises), a nested submission, the time
 # a looping stub costs and the time budget, grade-all's gradebook, SANITIZE=1 grading (out-of-
 # bounds writes that give the right numbers, past a malloc'd array and past a tensor in the
@@ -61,6 +60,17 @@ for dir in lessons/[1-9]-*; do
     sh tests/stubs.sh "$dir/exercises.h" >"$fixtures/stubs/$dir/exercises.c"
 done
 mkdir -p "$fixtures/empty"
+# exercises.c that reach for the course's own files (the includes section, below)
+course=$(pwd -P)
+mkdir -p "$fixtures/includes/lessons/1-broadcast" "$fixtures/includes/lessons/2-reduce" "$fixtures/includes/lessons/3-softmax"
+{   # by absolute path, after a line marker that makes the compiler call what follows a system header
+    echo '# 1 "system-header.h" 3'
+    echo "#include \"$course/lessons/1-broadcast/solutions.c\""
+} >"$fixtures/includes/lessons/1-broadcast/exercises.c"
+echo '#include "solutions.c"' >"$fixtures/includes/lessons/2-reduce/exercises.c"
+echo "#include \"$course/common/tensor.c\"" >"$fixtures/includes/lessons/3-softmax/exercises.c"
+mkdir -p "$fixtures/includes/lessons/4-permute"
+ln -s "$course/lessons/4-permute/solutions.c" "$fixtures/includes/lessons/4-permute/exercises.c"
 
 # ---- all correct ---------------------------------------------------------------------------
 grade grader-correct "$fixtures/correct"
@@ -73,6 +83,50 @@ check "all correct: results.json has score $total and max_score $total" \
 check "all correct: every test in results.json passed" sh -c "! grep -q '\"status\": \"failed\"' '$results'"
 check "all correct: results.json has a test per exercise" \
     test "$(grep -c '"name":' "$results")" -eq "$(grep -c -E '^  [0-9]+\.[0-9]+ ' "$fixtures/grader-correct.txt")"
+
+check "all correct: the report's first line says what isolation is in effect" \
+    sh -c "head -n 1 '$fixtures/grader-correct.txt' | grep -q '^sandbox: .*seccomp allowlist' && ! grep -q 'NOT ISOLATED' '$fixtures/grader-correct.txt'"
+check "all correct: so does results.json's output" grep -q '"output": "sandbox: ' "$results"
+
+# ---- the sandbox's modes: without isolation the grader refuses, unless told ---------------------
+GRADE_SANDBOX=none BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-none \
+    --exercise 1.2 >"$fixtures/grader-none.txt" 2>&1
+check "no isolation: refuses to grade (exit 2) ..." test $? -eq 2
+check "no isolation: ... saying what is missing and how to grade anyway" \
+    sh -c "grep -q 'NOT ISOLATED' '$fixtures/grader-none.txt' && grep -q 'refusing to grade for credit' '$fixtures/grader-none.txt' && grep -q -- '--unsandboxed' '$fixtures/grader-none.txt'"
+GRADE_SANDBOX=none BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-none-ok \
+    --exercise 1.2 --unsandboxed >"$fixtures/grader-none-ok.txt" 2>&1
+check "no isolation, --unsandboxed: grades (exit 0), and the first line says it is not for credit" \
+    sh -c "[ $? -eq 0 ] && head -n 1 '$fixtures/grader-none-ok.txt' | grep -q 'not for credit'"
+if [ "$(id -u)" = 0 ]; then
+    # uid 65534 without namespaces (a container's root): the grader's files hidden by permissions
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid-open \
+        --exercise 1.2 >"$fixtures/grader-uid-open.txt" 2>&1
+    check "uid: refuses while the solutions are readable by others, naming one" \
+        sh -c "[ $? -eq 2 ] && grep -q 'NOT ISOLATED: the sandbox can read .*solutions.c' '$fixtures/grader-uid-open.txt'"
+    hide="lessons/[1-9]-*/solutions.c $build/grade"
+    # shellcheck disable=SC2086
+    chmod o-rwx $hide
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid \
+        >"$fixtures/grader-uid.txt" 2>&1
+    uid_status=$?
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/includes" --name grader-uid-includes \
+        --exercise 1.2 >"$fixtures/grader-uid-includes.txt" 2>&1
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission tests/grading/fixtures/mixed --name grader-uid-mixed \
+        >"$fixtures/grader-uid-mixed.txt" 2>&1
+    # shellcheck disable=SC2086
+    chmod o+rX $hide
+    check "uid: with them hidden, the solutions get full marks (exit 0)" \
+        sh -c "[ $uid_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid.txt' && head -n 1 '$fixtures/grader-uid.txt' | grep -q '^sandbox: uid 65534'"
+    check "uid: solutions.c by absolute path cannot be read: did not compile" \
+        sh -c "grep -q -E '^  1.2 .* did not compile$' '$fixtures/grader-uid-includes.txt' && grep -q 'solutions.c: Permission denied' '$fixtures/grader-uid-includes.txt'"
+    check "uid: every kind of failure is told apart as under namespaces" \
+        sh -c "grep -q -E '^  1.3 .* crashed: signal 11' '$fixtures/grader-uid-mixed.txt' && grep -q -E '^  1.4 .* timed out$' '$fixtures/grader-uid-mixed.txt' &&
+            grep -q -E '^  1.5 .* exited early$' '$fixtures/grader-uid-mixed.txt' && grep -q -E '^  2.2 .* too much output$' '$fixtures/grader-uid-mixed.txt' &&
+            grep -q -E '^  2.1 .* crashed: signal 6' '$fixtures/grader-uid-mixed.txt' && grep -q '^  total  *6 / ' '$fixtures/grader-uid-mixed.txt'"
+else
+    echo "skip - the uid sandbox (needs root)"
+fi
 
 # ---- all TODO ------------------------------------------------------------------------------
 grade grader-stubs "$fixtures/stubs"
@@ -119,13 +173,13 @@ fi
 
 # ---- what a submission must not get away with --------------------------------------------------
 rm -f grader-was-here.txt
+touch "$fixtures/before-sneaky"
 grade grader-sneaky tests/grading/fixtures/sneaky
 check "sneaky: exit status 1" test $? -eq 1
 table=$fixtures/grader-sneaky.txt
 check "sneaky: 1.2 _exit(90), the harness's own status, exited early" row "$table" 1.2 "exited early$"
-check "sneaky: 1.3 passed, and the file it wrote is in the scratch directory ..." \
-    sh -c "grep -q -E '^  1.3 .* passed$' '$table' && test -f '$build/grade/grader-sneaky/scratch/grader-was-here.txt'"
-check "sneaky: ... not in the course checkout" test ! -e grader-was-here.txt
+check "sneaky: 1.3 passed, but the file it tried to write is nowhere: the runner opens no file ..." \
+    sh -c "grep -q -E '^  1.3 .* passed$' '$table' && ! find . '${TMPDIR:-/tmp}' -name grader-was-here.txt -newer '$fixtures/before-sneaky' 2>/dev/null | grep -q ."
 check "sneaky: 1.4 took 3 GB: malloc gave NULL (the memory limit), so it crashed" row "$table" 1.4 "crashed: signal 11"
 check "sneaky: 1.5 crashed on an assert, and the table says so" \
     sh -c "grep -q -E '^  1.5 .* crashed: signal 6' '$table' && grep -q 'Here an assert failed: lessons/1-broadcast/exercises.c:[0-9]*: .*ex1_5' '$table'"
@@ -147,38 +201,19 @@ check "sneaky: lesson 4 is compiled with the course's exercises.h, not the stude
 check "sneaky: lesson 6 defines fprintf, yet 6.1 is still wrong and 6.2 TODO" \
     sh -c "grep -q -E '^  6.1 .* wrong$' '$table' && grep -q -E '^  6.2 .* TODO$' '$table'"
 
-# ---- includes: the course's headers and the system's, nothing else ------------------------------
-course=$(pwd -P)
-mkdir -p "$fixtures/includes/lessons/1-broadcast" "$fixtures/includes/lessons/2-reduce" "$fixtures/includes/lessons/3-softmax"
-{   # by absolute path, after a line marker that makes the compiler call what follows a system header
-    echo '# 1 "system-header.h" 3'
-    echo "#include \"$course/lessons/1-broadcast/solutions.c\""
-} >"$fixtures/includes/lessons/1-broadcast/exercises.c"
-echo '#include "solutions.c"' >"$fixtures/includes/lessons/2-reduce/exercises.c"
-echo "#include \"$course/common/tensor.c\"" >"$fixtures/includes/lessons/3-softmax/exercises.c"
-mkdir -p "$fixtures/includes/lessons/4-permute"
-ln -s "$course/lessons/4-permute/solutions.c" "$fixtures/includes/lessons/4-permute/exercises.c"
+# ---- includes: the sandbox holds the course's headers and the system's, nothing else -------------
 grade grader-includes "$fixtures/includes"
 table=$fixtures/grader-includes.txt
-check "includes: solutions.c by absolute path is rejected, naming it" \
-    sh -c "grep -q -E '^  1.2 .* rejected$' '$table' && grep -q 'includes lessons/1-broadcast/solutions.c, which is not one of the course' '$table'"
+check "includes: solutions.c by absolute path is not in the sandbox: did not compile, naming it" \
+    sh -c "grep -q -E '^  1.2 .* did not compile$' '$table' && grep -q 'fatal error: .*lessons/1-broadcast/solutions.c: No such file' '$table'"
 check "includes: \"solutions.c\" is on no include path (did not compile, naming it)" \
     sh -c "grep -q -E '^  2.1 .* did not compile$' '$table' && grep -q 'fatal error: .*solutions.c' '$table'"
-check "includes: another .c file of the course is rejected, naming it" \
-    sh -c "grep -q -E '^  3.1 .* rejected$' '$table' && grep -q 'includes common/tensor.c' '$table'"
+check "includes: another .c file of the course is not in the sandbox either" \
+    sh -c "grep -q -E '^  3.1 .* did not compile$' '$table' && grep -q 'common/tensor.c: No such file' '$table'"
 check "includes: an exercises.c that is a link to solutions.c is rejected" \
     sh -c "grep -q -E '^  4.1 .* rejected$' '$table' && grep -q 'is a link to a file outside the submission' '$table'"
 
-# ---- code that runs outside the tests; the library's own answer --------------------------------
-grade grader-tamper tests/grading/fixtures/tamper --exercise 1.2
-check "tamper: a destructor gets the lesson rejected" row "$fixtures/grader-tamper.txt" 1.2 "rejected$"
-grade grader-startup tests/grading/fixtures/startup
-table=$fixtures/grader-startup.txt
-check "startup: a .preinit_array entry is rejected" \
-    sh -c "grep -q -E '^  1.1 .* rejected$' '$table' && grep -q 'defines a .preinit_array entry' '$table'"
-check "startup: an ifunc is rejected" sh -c "grep -q -E '^  2.1 .* rejected$' '$table' && grep -q 'an ifunc resolver' '$table'"
-check "startup: code in .init is rejected" sh -c "grep -q -E '^  3.1 .* rejected$' '$table' && grep -q 'the .init section' '$table'"
-check "startup: a constructor only under -O2 is rejected" row "$table" 4.1 "rejected$"
+# ---- the library's own answer --------------------------------------------------------------------
 grade grader-library tests/grading/fixtures/library
 check "library: calling broadcast_shapes passes 1.2 ..." row "$fixtures/grader-library.txt" 1.2 "passed$"
 check "library: ... and the report notes the call, naming the exercise" \
