@@ -17,6 +17,9 @@
 #   include-relative    "../../../../../../../lessons/..." relative to the file's own
 #                       directory (__FILE__'s)                                         no points
 #   include-abs-proc    "/proc/self/cwd/../../../../../lessons/..." (no /usr/include)  no points
+#   include-abs-path    (made here) "/usr/include/../../<the checkout>/lessons/1-broadcast/
+#                       solutions.c": its absolute path, found once through /proc/self/cwd
+#                                                                                      no points
 #   incbin-compile      .incbin of solutions.c in inline asm at compile time; slices of
 #                       it come back as failure messages        no solutions text in the results
 #   copy-fopen          fopen of solutions.c at run time, found through /proc/self/cwd,
@@ -488,10 +491,22 @@ full=$(awk -F '	' '{ s += $2 } END { print s + 0 }' "$tmp/exercises.tsv")
 check "baseline: the course's solutions get full marks ($full)" grep -q "\"score\": $full," "$tmp/results/baseline/results.json"
 
 # ---- each attack alone -------------------------------------------------------------------------------
-for name in include-proc-cwd include-next include-relative include-abs-proc incbin-compile copy-fopen copy-system-cc \
-    forge-results-line forge-rows forge-daemon forge-proof damage-checkout kill-grader exfil-tcp leak-environ linger \
-    alarm-off disk-fill; do
-    grade "$name" "$hostile/$name"
+# one made here, as its path is this checkout's: solutions.c by its absolute path, dressed as a system header
+generated=$tmp/generated
+mkdir -p "$generated/include-abs-path/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION include-abs-path (made by tests/grading/test_hostile.sh: the path is this"
+    echo " * checkout's). Attacks: the include check, with the course's solutions.c by its absolute path,"
+    echo " * under /usr/include/../.. so that it looks like a system header."
+    echo " * Contained: the lesson is rejected or does not compile, and the submission scores 0. */"
+    echo "#include \"/usr/include/../..$course/lessons/1-broadcast/solutions.c\""
+} >"$generated/include-abs-path/lessons/1-broadcast/exercises.c"
+for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path incbin-compile copy-fopen \
+    copy-system-cc forge-results-line forge-rows forge-daemon forge-proof damage-checkout kill-grader exfil-tcp \
+    leak-environ linger alarm-off disk-fill; do
+    submission=$hostile/$name
+    [ -d "$submission" ] || submission=$generated/$name
+    grade "$name" "$submission"
     graded "$name"
     case $name in
     copy-fopen)
