@@ -4,8 +4,8 @@
 #   tests/grade-all.sh --submissions DIR [--out DIR]
 #
 # DIR holds one subdirectory per student, each mirroring the course layout. For each student
-# it runs tests/grade.sh and keeps OUT/STUDENT/results.json (Gradescope format), summary.tsv
-# and report.txt (the table). Then it writes OUT/gradebook.csv: student, one column
+# it runs tests/grade.sh (each in sandboxes of its own, which can read neither DIR nor OUT) and
+# keeps OUT/STUDENT/results.json (Gradescope format), summary.tsv and report.txt (the table). Then it writes OUT/gradebook.csv: student, one column
 # per exercise (points earned), total; one row per student of this run, in the order graded;
 # a field with a comma, a quote or a line break is quoted as RFC 4180 says (lines end in LF).
 # A submission that cannot be graded at all gets "error" in its row and never stops the
@@ -23,6 +23,10 @@ while [ $# -gt 0 ]; do
 done
 [ -d "$submissions" ] || { echo "grade-all.sh: $submissions is not a directory" >&2; exit 2; }
 mkdir -p "$out"
+# Each student is graded by a grade.sh of their own, in sandboxes of their own; none of them may
+# read the other submissions or the gradebook (grade.sh checks the sandbox cannot).
+GRADE_HIDDEN="$(cd "$submissions" && pwd -P):$(cd "$out" && pwd -P)${GRADE_HIDDEN:+:$GRADE_HIDDEN}"
+export GRADE_HIDDEN
 newline='
 '
 status=0
@@ -46,6 +50,11 @@ for sub in "$submissions"/*/; do
     sh tests/grade.sh --submission "$sub" --name "$student" --results "$out/$student/results.json" \
         >"$out/$student/report.txt" 2>&1
     code=$?
+    if [ $code -eq 2 ] && grep -q "refusing to grade for credit" "$out/$student/report.txt"; then
+        cat "$out/$student/report.txt" >&2 # no isolation here: the same for every student
+        rm -rf "${out:?}/${student:?}"
+        exit 2
+    fi
     if [ $code -ge 2 ] || [ ! -s "$out/$student/summary.tsv" ]; then
         echo "$student: could not be graded (see $out/$student/report.txt)"
         rm -f "$out/$student/summary.tsv"

@@ -55,6 +55,7 @@ tab=$(printf '\t')
 work=$build/grade/$name
 rm -rf "$work"
 mkdir -p "$work" "$(dirname "$results")"
+chmod go= "$build/grade" # grades are no one else's business, and not the sandbox's (uid 65534)
 
 abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$course" "$1" ;; esac; }
 canon() ( # PATH: the absolute path with every symbolic link resolved
