@@ -68,7 +68,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps grader-deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout clean help $(VERBS)
+.PHONY: all test check deps grader-deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -285,7 +285,8 @@ endif
 
 # ---- grading (docs/instructors.md) ---------------------------------------------------------
 # make grade [SUBMISSION=DIR] [EXERCISE=ID] [RESULTS=FILE]: one submission (default: this
-# checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR.
+# checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR. Both
+# refuse without a sandbox (tests/sandbox.c) unless UNSANDBOXED=1 (practice, not credit).
 # Students' files are compiled without -Werror, whatever WERROR says. tests/grade.sh exits 1
 # when an exercise did not pass and 2 when it could not grade; make reports both as 2.
 # The sandbox (tests/sandbox.c) needs libseccomp; bubblewrap, for namespaces, is optional.
@@ -311,15 +312,33 @@ grade-env:
 	@echo "GRADER='$(BUILD)/grader'"
 grade: | deps
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade.sh --submission '$(or $(SUBMISSION),.)' \
-	    $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(RESULTS),--results '$(RESULTS)')
+	    $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(RESULTS),--results '$(RESULTS)') \
+	    $(if $(filter 1,$(UNSANDBOXED)),--unsandboxed)
 grade-all: | deps
 	@test -n '$(SUBMISSIONS)' || { echo "make grade-all needs SUBMISSIONS=DIR (one subdirectory per student)"; exit 2; }
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade-all.sh --submissions '$(SUBMISSIONS)' \
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' $(if $(filter 1,$(UNSANDBOXED)),GRADE_UNSANDBOXED=1) \
+	    sh tests/grade-all.sh --submissions '$(SUBMISSIONS)' \
 	    --out '$(or $(GRADEBOOK),$(BUILD)/gradebook)'
 
 # make handout: the course for students, without the reference solutions (tests/handout.sh).
 handout:
 	@sh tests/handout.sh $(BUILD)/handout
+
+# make gradescope: the autograder zip, made from the handout (tests/gradescope.sh).
+gradescope:
+	@sh tests/ensure-deps.sh zip
+	@sh tests/gradescope.sh $(BUILD)/gradescope
+
+# make test-grader: the grader's suites: its own tests (also in make test), the hostile
+# submissions, and the Gradescope zip run end to end. CI runs it.
+GRADER_SUITES = test_grader test_hostile test_gradescope
+test-grader: | deps grader-deps
+	@status=0; for suite in $(GRADER_SUITES); do \
+	    echo "==== the grader: tests/grading/$$suite.sh"; \
+	    BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/grading/$$suite.sh || status=1; \
+	done; \
+	if [ $$status = 0 ]; then echo "grader: every suite passed ($(GRADER_SUITES))"; else echo "grader: a suite FAILED"; fi; \
+	exit $$status
 
 clean:
 	rm -rf $(BUILD)
@@ -337,6 +356,8 @@ help:
 	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, EXERCISE=ID, RESULTS=FILE)"
 	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR)"
 	@echo "make handout         the course without the reference solutions, for students"
+	@echo "make gradescope      the autograder zip for Gradescope (made from the handout)"
+	@echo "make test-grader     the grader's own tests, the hostile submissions, the Gradescope zip end to end"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
 	@echo "Variables: V=1 (show commands), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"

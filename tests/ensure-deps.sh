@@ -4,6 +4,7 @@
 #   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
 #   tests/ensure-deps.sh grader    libseccomp and bubblewrap (for make grade: the sandbox)
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
+#   tests/ensure-deps.sh zip       zip and unzip (for make gradescope and its test)
 #   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
 #   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
 #                                  PYTHON names the interpreter, /usr/bin/python3 by default)
@@ -30,6 +31,11 @@ valgrind)
     packages="valgrind"
     need="valgrind"
     have_deps() { command -v valgrind >/dev/null 2>&1; }
+    ;;
+zip)
+    packages="zip unzip"
+    need="zip and unzip"
+    have_deps() { command -v zip >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1; }
     ;;
 openblas)
     packages="libopenblas-dev"
