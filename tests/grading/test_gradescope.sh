@@ -12,8 +12,9 @@
 #             because the compiler could not open the file
 # under the sandbox this machine offers, under GRADE_SANDBOX=uid (as root: what Gradescope's
 # containers give), and without isolation: there run_autograder writes a results.json that
-# says it could not grade, and with GRADE_UNSANDBOXED=1 the hostile gets 1.1's points (which
-# shows that the checks above can fail). Prints "ok - ..." or "FAIL - ..."; exit 1 on a FAIL.
+# says it could not grade. Last, the control: the hostile file run outside the sandbox, as a
+# student's own `make lesson1 test` runs it, gets 1.1 and does its damage (the checks above
+# can fail). Prints "ok - ..." or "FAIL - ..."; exit 1 on a FAIL.
 set -u
 build=${BUILD:-build}
 make=${MAKE:-make}
@@ -40,7 +41,7 @@ check "the zip holds no solutions.c and none of the grader's tests" \
     sh -c "! grep -q -e 'solutions\.c' -e '^course/tests/grading/' -e '^course/build/' '$build/gradescope/listing.txt'"
 
 top=$(mktemp -d "${TMPDIR:-/tmp}/gradescope-test.XXXXXX")
-trap 'pkill -x "$daemon" 2>/dev/null; rm -rf "$top"' EXIT
+trap 'pkill -x "$daemon" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$top"' EXIT
 chmod 755 "$top" # like /autograder: the path is open to all; what must be hidden, the grader hides
 ag=$top/autograder
 mkdir -p "$ag/source"
@@ -135,7 +136,7 @@ contained() { # NAME: the checks every contained run of the hostile submission m
     check "$1: results.json is the grader's (valid, not forged)" \
         sh -c "cmp -s '$ag/results/results.json' '$top/$1.json' && ! grep -q forged '$top/$1.json'"
     check "$1: nothing written to results/ but the grader's files" \
-        sh -c "[ \"\$(ls '$ag/results' | tr '\n' ' ')\" = 'report.txt results.json ' ]"
+        sh -c "[ \"\$(ls '$ag/results' | tr '\n' ' ')\" = 'report.txt results.json summary.tsv ' ]"
     check "$1: the course's Makefile is unchanged" sh -c "[ \"\$(cksum <'$ag/source/course/Makefile')\" = '$makefile_sum' ]"
     check "$1: the secret in the metadata appears nowhere in the results" \
         sh -c "! grep -q -F '$secret' '$top/$1.json' '$top/$1.txt' '$top/$1.out'"
@@ -176,10 +177,15 @@ grade none GRADE_SANDBOX=none
 check "no isolation: run_autograder exits 0 all the same" test $? -eq 0
 check "no isolation: results.json says it could not grade, with grade.sh's reason, and 0 points" test \
     "$(json "$top/none.json" 'r["score"] == 0 and "could not be graded" in r["output"] and "refusing to grade for credit" in r["output"]')" = True
+# the control: the same file as a student's own exercises.c, run by `make lesson1 test` (no
+# sandbox): there its attacks get through, and 1.1 passes
 submit hostile
-grade unsandboxed GRADE_SANDBOX=none GRADE_UNSANDBOXED=1
-check "the checks can fail: uncontained (GRADE_UNSANDBOXED=1), the hostile gets 1.1's points" \
-    sh -c "grep -q -E '^  1\.1 .* passed$' '$top/unsandboxed.txt' && head -n 1 '$top/unsandboxed.txt' | grep -q 'not for credit'"
+course=$ag/source/course
+cp "$ag/submission/lessons/1-broadcast/exercises.c" "$course/lessons/1-broadcast/exercises.c"
+(cd "$course" && $make --no-print-directory -s lesson1 test) >"$top/control.txt" 2>&1
+check "the checks can fail: outside the sandbox (make lesson1 test) the same file's attacks get through" \
+    sh -c "grep -q -E '^ +1\.1 +done' '$top/control.txt' && [ -e '$ag/results/forged' ] &&
+        [ \"\$(cksum <'$course/Makefile')\" != '$makefile_sum' ]"
 pkill -x "$daemon" 2>/dev/null
 
 [ $failed -eq 0 ] && echo "gradescope: every check passed" || echo "gradescope: a check FAILED"
