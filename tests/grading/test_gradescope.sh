@@ -30,8 +30,13 @@ json() { # RESULTS EXPRESSION: prints the expression of the decoded results.json
 }
 
 # ---- make gradescope ---------------------------------------------------------------------
+mkdir -p "$build"
 $make --no-print-directory -s BUILD="$build" gradescope >"$build/gradescope.log" 2>&1
 check "make gradescope writes the zip" test $? -eq 0 -a -s "$build/gradescope/autograder.zip"
+if [ ! -s "$build/gradescope/autograder.zip" ]; then
+    sed 's/^/    | /' "$build/gradescope.log"
+    exit 1
+fi
 zip=$(cd "$build/gradescope" && pwd -P)/autograder.zip
 unzip -Z1 "$zip" >"$build/gradescope/listing.txt" 2>/dev/null
 check "the zip holds setup.sh and run_autograder at its top, and the course" \
@@ -51,7 +56,10 @@ cp "$ag/source/run_autograder" "$ag/run_autograder" # where Gradescope puts it
 AUTOGRADER_ROOT=$ag "$ag/source/setup.sh" >"$top/setup.log" 2>&1
 check "setup.sh builds the grader in the unpacked course" \
     sh -c "[ $? -eq 0 ] && [ -x '$ag/source/course/build/grader/sandbox' ] && [ -x '$ag/source/course/build/grader/lesson1/judge' ]"
-[ -x "$ag/source/course/build/grader/sandbox" ] || { sed 's/^/    | /' "$top/setup.log" | tail -n 20; }
+if [ ! -x "$ag/source/course/build/grader/sandbox" ]; then
+    tail -n 20 "$top/setup.log" | sed 's/^/    | /'
+    exit 1
+fi
 
 secret=gradescope-secret-$$-$(date +%s)@example.edu
 daemon=gs-hostile-$$ # the hostile daemon's name (15 characters at most: the kernel's comm)
