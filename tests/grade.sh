@@ -199,9 +199,14 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
 in_sandbox() { # SECONDS OUTPUT-LIMIT COMMAND...: the compile profile, seeing the stage read-only and LESSON_DIR/work
     seconds=$1 limit=$2
     shift 2
+    left=$((budget - ($(date +%s) - start))) # never past the submission's budget
+    [ "$left" -lt "$seconds" ] && seconds=$left
+    [ "$seconds" -lt 1 ] && seconds=1
     "$sandbox" run --profile compile --ro "$stage/src" --ro "$stage/lib" --ro "$lesson_stage" \
         --scratch "$lesson_stage/work" --scratch-size 268435456 --chdir "$stage/src" --time "$seconds" \
         --memory 4294967296 --output "$limit" -- "$@" </dev/null
+    sandbox_status=$? # 124: out of time
+    return $sandbox_status
 }
 
 # ---- each lesson: stage, compile, link (in the sandbox); then each exercise judged ------------
@@ -220,7 +225,9 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
 
     src=$root/$dir/exercises.c
     verdict= # empty, or the kind, message and log that every exercise of this lesson gets
-    if [ ! -f "$src" ]; then
+    if [ $(($(date +%s) - start)) -ge "$budget" ]; then
+        verdict= # each exercise is "not run", below
+    elif [ ! -f "$src" ]; then
         verdict="todo${tab}no $dir/exercises.c in the submission$no_lessons${tab}"
     elif real=$(canon "$src") && case $real in "$root_real"/*) false ;; *) true ;; esac; then
         # a symbolic link (of the file or of a directory above it) out of the submission: the
@@ -239,11 +246,13 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
             $CC $STUDENT_FLAGS -I"$lesson_stage/include" -c "$dir/exercises.c" -o "$lesson_stage/work/exercises.o" \
             >"$lesson_stage/exercises.o" 2>"$out/compile.log"; then
             error=$(first_error "$out/compile.log")
+            [ "$sandbox_status" = 124 ] && error="the compiler did not finish within $seconds s"
             verdict="compile${tab}${error:-the compiler stopped (see its output)}${tab}compiler's output: $out/compile.log"
         elif ! in_sandbox 120 268435456 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/runner" \
             $CC $LINK_FLAGS "$lesson_stage/exercises.o" "$lesson_stage/calls.o" "$stage/lib/runner.o" \
             "$stage/lib/libcourse.a" $LIBS -o "$lesson_stage/work/runner" >"$lesson_stage/runner" 2>"$out/link.log"; then
             error=$(first_error "$out/link.log")
+            [ "$sandbox_status" = 124 ] && error="the linker did not finish within $seconds s"
             verdict="compile${tab}${error:-the link failed (see its output)}${tab}linker's output: $out/link.log"
         else
             chmod 755 "$lesson_stage/runner"

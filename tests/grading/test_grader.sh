@@ -265,6 +265,18 @@ GRADE_TIME_BUDGET=2 BUILD=$build MAKE=$make sh tests/grade.sh --submission tests
     >"$fixtures/grader-budget.txt" 2>&1
 check "time: past GRADE_TIME_BUDGET, the remaining exercises are not run" \
     sh -c "grep -q -E '^  1.5 .* not run$' '$fixtures/grader-budget.txt' && grep -q -E '^  2.4 .* not run$' '$fixtures/grader-budget.txt'"
+# a compile that would never end (2^32 tokens of macro expansion) is cut at the budget
+mkdir -p "$fixtures/slow-compile/lessons/1-broadcast"
+{ echo '#define A0(x) x x'; for k in 1 2 3 4 5; do echo "#define A$k(x) A$((k - 1))(A$((k - 1))(x))"; done
+  echo 'int slow = 0 A5(+1);'; } >"$fixtures/slow-compile/lessons/1-broadcast/exercises.c"
+began=$(date +%s)
+GRADE_TIME_BUDGET=4 BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/slow-compile" --name grader-slow-compile \
+    >"$fixtures/grader-slow-compile.txt" 2>&1
+took=$(elapsed "$began")
+show=$fixtures/grader-slow-compile.txt
+check "time: a compile that does not end is stopped at the budget (took $took s, budget 4 s), and the rest not run" \
+    sh -c "[ $took -lt 20 ] && grep -q 'the compiler did not finish within [1-4] s' '$fixtures/grader-slow-compile.txt' &&
+        grep -q -E '^  2.1 .* not run$' '$fixtures/grader-slow-compile.txt'"
 
 # ---- many submissions ------------------------------------------------------------------------
 many=$fixtures/many

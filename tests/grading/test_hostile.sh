@@ -5,6 +5,7 @@
 # comment at the top of each exercises.c says what it does and what "contained" means for it.
 #
 #   sh tests/grading/test_hostile.sh        (from the course's root; BUILD and MAKE respected)
+#   GRADE_SANDBOX=uid sh tests/grading/test_hostile.sh   (as root: the sandbox containers give)
 #
 # Prints "ok - ..." or "FAIL - ..." per check (a FAIL is followed by a "#" line of evidence);
 # exit status 1 if any check failed. About 2 minutes. Needs python3 (JSON, the TCP listener).
@@ -180,6 +181,7 @@ tree_hash() { (cd "$1" && find . -type f -exec sha256sum {} + | sort); }
 
 cleanup() {
     restore_checkout
+    [ -n "${hid_solutions:-}" ] && chmod o+r lessons/[1-9]-*/solutions.c
     [ -n "${listener:-}" ] && kill "$listener" 2>/dev/null
     kill_markers
     remove_markers
@@ -420,6 +422,12 @@ marker_pids >"$tmp/earlier-pids.txt.new" # an earlier run's, still alive (they e
 cat "$tmp/earlier-pids.txt.new" >>"$tmp/earlier-pids.txt"
 cp Makefile "$tmp/saved.Makefile"
 cp tests/grade.sh "$tmp/saved.grade.sh"
+if [ "${GRADE_SANDBOX:-}" = uid ]; then
+    # user 65534 without namespaces: the solutions hidden by their permissions, as the
+    # instructors' page says to (grade.sh refuses otherwise); given back at the end
+    chmod o-rwx lessons/[1-9]-*/solutions.c && hid_solutions=1
+    echo "# GRADE_SANDBOX=uid: lessons/*/solutions.c made unreadable to others for the run"
+fi
 kill_markers
 remove_markers
 check "setup: distinctive lines of the lessons' solutions.c, to look for in what the grader reports" \
@@ -489,6 +497,8 @@ for dir in lessons/[1-9]-*; do
 done >"$tmp/exercises.tsv"
 full=$(awk -F '	' '{ s += $2 } END { print s + 0 }' "$tmp/exercises.tsv")
 check "baseline: the course's solutions get full marks ($full)" grep -q "\"score\": $full," "$tmp/results/baseline/results.json"
+check "baseline: graded in a sandbox: $(head -n 1 "$tmp/baseline.txt" | cut -c 1-60)..." \
+    sh -c "head -n 1 '$tmp/baseline.txt' | grep -q -E '^sandbox: $(case ${GRADE_SANDBOX:-} in uid) echo 'uid 65534' ;; *) echo '(namespaces|uid 65534)' ;; esac)'"
 
 # ---- each attack alone -------------------------------------------------------------------------------
 # one made here, as its path is this checkout's: solutions.c by its absolute path, dressed as a system header
