@@ -210,6 +210,41 @@ check "sneaky: lesson 4 is compiled with the course's exercises.h, not the stude
 check "sneaky: lesson 6 defines fprintf, yet 6.1 is still wrong and 6.2 TODO" \
     sh -c "grep -q -E '^  6.1 .* wrong$' '$table' && grep -q -E '^  6.2 .* TODO$' '$table'"
 
+# ---- the sandbox itself: the compiler's filter, and how an exit status reads -----------------
+tcp='exec 3<>/dev/tcp/127.0.0.1/9; echo "status $?"' # bash's /dev/tcp: a socket and a connect
+/bin/bash -c "$tcp" >"$fixtures/tcp-outside.txt" 2>&1
+for mode in auto uid; do
+    [ $mode = uid ] && [ "$(id -u)" != 0 ] && continue
+    GRADE_SANDBOX=$mode "$build/grader/sandbox" run --profile compile --time 10 -- /bin/bash -c "$tcp" \
+        >"$fixtures/tcp-$mode.txt" 2>&1
+    check "sandbox ($mode): the compiler's profile may not make a network socket (outside: connect refused)" \
+        sh -c "grep -q 'Connection refused' '$fixtures/tcp-outside.txt' && grep -q 'socket: Operation not permitted' '$fixtures/tcp-$mode.txt' &&
+            ! grep -q 'Connection refused' '$fixtures/tcp-$mode.txt'"
+done
+mkdir -p "$fixtures/exit139/lessons/1-broadcast"
+{
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
+    echo '#include <stdlib.h>'
+    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
+    echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
+    echo '    exit(139);'
+    echo '}'
+} >"$fixtures/exit139/lessons/1-broadcast/exercises.c"
+if "$build/grader/sandbox" describe | grep -q '^sandbox: namespaces'; then
+    grade grader-exit139 "$fixtures/exit139" --exercise 1.2
+    show=$fixtures/grader-exit139.txt
+    check "sandbox (namespaces): exit(139) reads as signal 11 (bubblewrap's 128 + N), as the instructors' page says" \
+        row "$fixtures/grader-exit139.txt" 1.2 "crashed: signal 11"
+fi
+if [ "$(id -u)" = 0 ]; then
+    chmod o-rwx lessons/[1-9]-*/solutions.c
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/exit139" --name grader-exit139-uid \
+        --exercise 1.2 >"$fixtures/grader-exit139-uid.txt" 2>&1
+    chmod o+r lessons/[1-9]-*/solutions.c
+    show=$fixtures/grader-exit139-uid.txt
+    check "sandbox (uid): exit(139) is an exit" row "$fixtures/grader-exit139-uid.txt" 1.2 "exited early"
+fi
+
 # ---- includes: the sandbox holds the course's headers and the system's, nothing else -------------
 grade grader-includes "$fixtures/includes"
 table=$fixtures/grader-includes.txt

@@ -37,6 +37,9 @@
 #   forge-proof         the harness's static test_teardown() called through the ELF symbol
 #                       table; the proof key read from the test's memory; _exit(90); dlsym
 #                                                                   no points, per exercise
+#   forge-fd            "passed" lines (the judge's format) and a full-marks results.json
+#                       written to every descriptor 0-1023 but its pipes; the same lines as
+#                       1.3's reply                no points; 1.3 a failure of the student's code
 #   damage-checkout     comment lines appended to the checkout's Makefile and tests/grade.sh
 #                       and to $HOME/.bashrc; hostile-marker-* files in HOME, cwd and /tmp
 #                       checkout (git ls-files hashed, git status), HOME and /tmp unchanged
@@ -512,7 +515,7 @@ mkdir -p "$generated/include-abs-path/lessons/1-broadcast"
     echo "#include \"/usr/include/../..$course/lessons/1-broadcast/solutions.c\""
 } >"$generated/include-abs-path/lessons/1-broadcast/exercises.c"
 for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path incbin-compile copy-fopen \
-    copy-system-cc forge-results-line forge-rows forge-daemon forge-proof damage-checkout kill-grader exfil-tcp \
+    copy-system-cc forge-results-line forge-rows forge-daemon forge-proof forge-fd damage-checkout kill-grader exfil-tcp \
     leak-environ linger alarm-off disk-fill; do
     submission=$hostile/$name
     [ -d "$submission" ] || submission=$generated/$name
@@ -538,6 +541,9 @@ for name in include-proc-cwd include-next include-relative include-abs-proc incl
         check "forge-proof: 1.3 (the proof key read from the test's memory) does not pass" inspect notpassed "$results" 1.3
         check "forge-proof: 1.4 (_exit(90)) does not pass" inspect notpassed "$results" 1.4
         check "forge-proof: 1.5 (test_teardown through dlsym) does not pass" inspect notpassed "$results" 1.5 ;;
+    forge-fd)
+        check "forge-fd: 1.3 (forged lines in its reply pipe) fails as the student's program, not the grader's" \
+            sh -c "! grep -q 'a fault of the grader' '$report' && grep -q -E '^  1\.3 .* crashed' '$report'" ;;
     damage-checkout)
         check "damage-checkout: the checkout's Makefile is unchanged" cmp "$tmp/saved.Makefile" Makefile
         check "damage-checkout: the checkout's tests/grade.sh is unchanged" cmp "$tmp/saved.grade.sh" tests/grade.sh
