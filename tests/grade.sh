@@ -80,10 +80,12 @@ profile=runner
 [ "${SANITIZE:-0}" = 1 ] && profile=runner-asan
 
 # ---- the isolation, checked before anything of the student's runs ----------------------------
-# What the sandbox must not be able to read: the reference solutions, every grade, the grader's
-# home, and what the caller adds (grade-all: the other students).
+# What the sandbox must not be able to read: the course's directory (its solutions.c, its .git,
+# every build directory with objects made from them, every grade), the results, the grader's
+# home, and what the caller adds (grade-all: the other students). The sandbox needs none of it:
+# what it reads is staged in a directory of its own.
 set --
-for f in lessons/[1-9]-*/solutions.c "$build/grade" "$(dirname "$results")" "${HOME:-}"; do
+for f in "$course" "$(dirname "$results")" "${HOME:-}"; do
     [ -n "$f" ] && [ -e "$f" ] && set -- "$@" --hidden "$(abs "$f")"
 done
 old_ifs=$IFS

@@ -493,10 +493,11 @@ static int run(Mode mode, const Options *o) {
 
 /* ==== describe ============================================================================= */
 
-/* Can a program in the sandbox read path? Tried with the compiler's profile, which opens files. */
+/* Can a program in the sandbox read path, or, for a directory, reach what is in it? Tried with
+ * the compiler's profile, which opens files. */
 static bool readable_inside(Mode mode, const char *path) {
     Options o = {.profile = PROFILE_COMPILE, .scratch_size = 1 << 20, .output = 4096, .seconds = 10, .status_fd = -1};
-    char *program[] = {"/bin/sh", "-c", "test -r \"$1\"", "sh", (char *)path, NULL};
+    char *program[] = {"/bin/sh", "-c", "test -r \"$1\" || { test -d \"$1\" && test -x \"$1\"; }", "sh", (char *)path, NULL};
     o.program = program;
     pid_t pid = fork();
     if (pid == 0) {

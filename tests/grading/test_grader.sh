@@ -67,6 +67,7 @@ done
 mkdir -p "$fixtures/empty"
 # exercises.c that reach for the course's own files (the includes section, below)
 course=$(pwd -P)
+trap '[ -n "${course_mode:-}" ] && chmod "$course_mode" "$course"' EXIT # the uid checks hide it for a while
 mkdir -p "$fixtures/includes/lessons/1-broadcast" "$fixtures/includes/lessons/2-reduce" "$fixtures/includes/lessons/3-softmax"
 {   # by absolute path, after a line marker that makes the compiler call what follows a system header
     echo '# 1 "system-header.h" 3'
@@ -108,11 +109,10 @@ if [ "$(id -u)" = 0 ]; then
     show=$fixtures/grader-uid-open.txt # ($? below is grade.sh's)
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid-open \
         --exercise 1.2 >"$fixtures/grader-uid-open.txt" 2>&1
-    check "uid: refuses while the solutions are readable by others, naming one" \
-        sh -c "[ $? -eq 2 ] && grep -q 'NOT ISOLATED: the sandbox can read .*solutions.c' '$fixtures/grader-uid-open.txt'"
-    hide="lessons/[1-9]-*/solutions.c" # (grade.sh makes build/grade its own)
-    # shellcheck disable=SC2086
-    chmod o-rwx $hide
+    check "uid: refuses while the course's directory is open to others (its solutions.c, .git, builds), naming it" \
+        sh -c "[ $? -eq 2 ] && grep -q -F 'NOT ISOLATED: the sandbox can read $course (chmod o= it)' '$fixtures/grader-uid-open.txt'"
+    course_mode=$(stat -c %a "$course")
+    chmod o-rwx "$course"
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid \
         >"$fixtures/grader-uid.txt" 2>&1
     uid_status=$?
@@ -120,8 +120,7 @@ if [ "$(id -u)" = 0 ]; then
         --exercise 1.2 >"$fixtures/grader-uid-includes.txt" 2>&1
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission tests/grading/fixtures/mixed --name grader-uid-mixed \
         >"$fixtures/grader-uid-mixed.txt" 2>&1
-    # shellcheck disable=SC2086
-    chmod o+rX $hide
+    chmod "$course_mode" "$course"
     show=$fixtures/grader-uid.txt
     check "uid: with them hidden, the solutions get full marks (exit 0)" \
         sh -c "[ $uid_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid.txt' && head -n 1 '$fixtures/grader-uid.txt' | grep -q '^sandbox: uid 65534'"
@@ -237,10 +236,11 @@ if "$build/grader/sandbox" describe | grep -q '^sandbox: namespaces'; then
         row "$fixtures/grader-exit139.txt" 1.2 "crashed: signal 11"
 fi
 if [ "$(id -u)" = 0 ]; then
-    chmod o-rwx lessons/[1-9]-*/solutions.c
+    course_mode=$(stat -c %a "$course")
+    chmod o-rwx "$course"
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/exit139" --name grader-exit139-uid \
         --exercise 1.2 >"$fixtures/grader-exit139-uid.txt" 2>&1
-    chmod o+r lessons/[1-9]-*/solutions.c
+    chmod "$course_mode" "$course"
     show=$fixtures/grader-exit139-uid.txt
     check "sandbox (uid): exit(139) is an exit" row "$fixtures/grader-exit139-uid.txt" 1.2 "exited early"
 fi

@@ -184,7 +184,7 @@ tree_hash() { (cd "$1" && find . -type f -exec sha256sum {} + | sort); }
 
 cleanup() {
     restore_checkout
-    [ -n "${hid_solutions:-}" ] && chmod o+r lessons/[1-9]-*/solutions.c
+    [ -n "${course_mode:-}" ] && chmod "$course_mode" "$course"
     [ -n "${listener:-}" ] && kill "$listener" 2>/dev/null
     kill_markers
     remove_markers
@@ -426,10 +426,10 @@ cat "$tmp/earlier-pids.txt.new" >>"$tmp/earlier-pids.txt"
 cp Makefile "$tmp/saved.Makefile"
 cp tests/grade.sh "$tmp/saved.grade.sh"
 if [ "${GRADE_SANDBOX:-}" = uid ]; then
-    # user 65534 without namespaces: the solutions hidden by their permissions, as the
-    # instructors' page says to (grade.sh refuses otherwise); given back at the end
-    chmod o-rwx lessons/[1-9]-*/solutions.c && hid_solutions=1
-    echo "# GRADE_SANDBOX=uid: lessons/*/solutions.c made unreadable to others for the run"
+    # user 65534 without namespaces: the course hidden by its permissions, as the instructors'
+    # page says to (grade.sh refuses otherwise); given back at the end
+    course_mode=$(stat -c %a "$course") && chmod o-rwx "$course"
+    echo "# GRADE_SANDBOX=uid: $course made unreadable to others for the run (it was $course_mode)"
 fi
 kill_markers
 remove_markers
