@@ -22,7 +22,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -d "$submissions" ] || { echo "grade-all.sh: $submissions is not a directory" >&2; exit 2; }
-mkdir -p "$out"
+# a gradebook directory made here is yours alone (and hidden from the sandbox, which refuses
+# to grade under uid 65534 while it can read it)
+[ -d "$out" ] || { mkdir -p "$out" && chmod go= "$out"; }
 # Each student is graded by a grade.sh of their own, in sandboxes of their own; none of them may
 # read the other submissions or the gradebook (grade.sh checks the sandbox cannot).
 GRADE_HIDDEN="$(cd "$submissions" && pwd -P):$(cd "$out" && pwd -P)${GRADE_HIDDEN:+:$GRADE_HIDDEN}"

@@ -54,7 +54,9 @@ tab=$(printf '\t')
 [ -n "$results" ] || results=$build/grade/$name/results.json
 work=$build/grade/$name
 rm -rf "$work"
-mkdir -p "$work" "$(dirname "$results")"
+mkdir -p "$work"
+# a results directory made here is yours alone (one that exists must be hidden already)
+[ -d "$(dirname "$results")" ] || { mkdir -p "$(dirname "$results")" && chmod go= "$(dirname "$results")"; }
 chmod go= "$build/grade" # grades are no one else's business, and not the sandbox's (uid 65534)
 
 abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$course" "$1" ;; esac; }
@@ -62,8 +64,8 @@ canon() ( # PATH: the absolute path with every symbolic link resolved
     realpath -- "$1" 2>/dev/null && exit 0
     cd -P -- "$(dirname -- "$1")" 2>/dev/null && printf '%s/%s\n' "$(pwd -P)" "$(basename -- "$1")"
 )
-first_error() { # LOG: the compiler's or the linker's first error (not a warning about a variable named error)
-    grep -a -m 1 -E '(^|: )(fatal )?error: |undefined reference|multiple definition' "$1" | tr '\t' ' ' | cut -c 1-400
+first_error() { # LOG: the compiler's, the assembler's or the linker's first error (not a warning about a variable named error)
+    grep -a -m 1 -E '(^|: )((fatal )?error|Error): |undefined reference|multiple definition' "$1" | tr '\t' ' ' | cut -c 1-400
 }
 
 # ---- the course's side: the library, the judges, the runner's objects, the sandbox ------------

@@ -330,6 +330,9 @@ check "grade-all: every row has as many fields as the header" \
     sh -c "[ \$(sed 's/\"[^\"]*\"/x/g' '$book' | awk -F, '{ print NF }' | sort -u | wc -l) -eq 1 ]"
 check "grade-all: each student's results.json" test -s "$fixtures/gradebook/bob/results.json"
 check "grade-all: a hidden directory is skipped, and the output says so" has "$fixtures/grade-all.txt" "skipped .hidden"
+check "grade-all: the gradebook directory it made is the grader's alone (700)" test "$(stat -c %a "$fixtures/gradebook")" = 700
+grade grader-results-dir "$fixtures/correct" --exercise 1.2 --results "$fixtures/results-made-here/r.json"
+check "a results directory that grade.sh made is the grader's alone (700)" test "$(stat -c %a "$fixtures/results-made-here")" = 700
 later=$fixtures/later
 mkdir -p "$later/dave"
 BUILD=$build MAKE=$make sh tests/grade-all.sh --submissions "$later" --out "$fixtures/gradebook" >"$fixtures/grade-all-later.txt" 2>&1

@@ -23,6 +23,8 @@
 #                                                                                      no points
 #   incbin-compile      .incbin of solutions.c in inline asm at compile time; slices of
 #                       it come back as failure messages        no solutions text in the results
+#   incbin-object       (made here) .incbin of the build's solutions.o, by its absolute path
+#                                                                  the lesson does not compile
 #   copy-fopen          fopen of solutions.c at run time, found through /proc/self/cwd,
 #                       /proc/self/exe, an ancestor's /proc/PID/cwd, $PWD/$OLDPWD and the
 #                       --results path; slices as failure messages    no solutions text, per way
@@ -514,7 +516,18 @@ mkdir -p "$generated/include-abs-path/lessons/1-broadcast"
     echo " * Contained: the lesson is rejected or does not compile, and the submission scores 0. */"
     echo "#include \"/usr/include/../..$course/lessons/1-broadcast/solutions.c\""
 } >"$generated/include-abs-path/lessons/1-broadcast/exercises.c"
-for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path incbin-compile copy-fopen \
+# and one that embeds what the build made from the solutions: their object, by its absolute path
+[ -f "$build_abs/obj/lessons/1-broadcast/solutions.o" ] || $make --no-print-directory -s BUILD="$build" all >/dev/null 2>&1
+mkdir -p "$generated/incbin-object/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION incbin-object (made by tests/grading/test_hostile.sh: the path is this"
+    echo " * checkout's). Attacks: the build directory, where the solutions are compiled: their object"
+    echo " * embedded with .incbin, ready to be loaded and called. The exercises are TODO stubs."
+    echo " * Contained: the lesson does not compile (the object is out of the sandbox's reach). */"
+    printf '__asm__(".section .rodata\\n.incbin \\"%s\\"\\n.previous");\n' "$build_abs/obj/lessons/1-broadcast/solutions.o"
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h
+} >"$generated/incbin-object/lessons/1-broadcast/exercises.c"
+for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path incbin-compile incbin-object copy-fopen \
     copy-system-cc forge-results-line forge-rows forge-daemon forge-proof forge-fd damage-checkout kill-grader exfil-tcp \
     leak-environ linger alarm-off disk-fill; do
     submission=$hostile/$name
@@ -541,6 +554,11 @@ for name in include-proc-cwd include-next include-relative include-abs-proc incl
         check "forge-proof: 1.3 (the proof key read from the test's memory) does not pass" inspect notpassed "$results" 1.3
         check "forge-proof: 1.4 (_exit(90)) does not pass" inspect notpassed "$results" 1.4
         check "forge-proof: 1.5 (test_teardown through dlsym) does not pass" inspect notpassed "$results" 1.5 ;;
+    incbin-object)
+        check "incbin-object: outside the sandbox it compiles (the attack is real)" \
+            cc -I lessons/1-broadcast -I common -I tests -c "$submission/lessons/1-broadcast/exercises.c" -o "$tmp/incbin-object.o"
+        check "incbin-object: the lesson does not compile, the solutions' object out of reach" \
+            sh -c "grep -q -E '^  1\.1 .* did not compile$' '$report' && grep -q -E '(file not found: .*solutions\.o|solutions\.o: (No such file|Permission denied))' '$report'" ;;
     forge-fd)
         check "forge-fd: 1.3 (forged lines in its reply pipe) fails as the student's program, not the grader's" \
             sh -c "! grep -q 'a fault of the grader' '$report' && grep -q -E '^  1\.3 .* crashed' '$report'" ;;
