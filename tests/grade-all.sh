@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 done
 [ -d "$submissions" ] || { echo "grade-all.sh: $submissions is not a directory" >&2; exit 2; }
 # a gradebook directory made here is yours alone (and hidden from the sandbox, which refuses
-# to grade under uid 65534 while it can read it)
+# to grade under a uid of its own while it can read it)
 [ -d "$out" ] || { mkdir -p "$out" && chmod go= "$out"; }
 # Each student is graded by a grade.sh of their own, in sandboxes of their own; none of them may
 # read the other submissions or the gradebook (grade.sh checks the sandbox cannot).

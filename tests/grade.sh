@@ -57,7 +57,7 @@ rm -rf "$work"
 mkdir -p "$work"
 # a results directory made here is yours alone (one that exists must be hidden already)
 [ -d "$(dirname "$results")" ] || { mkdir -p "$(dirname "$results")" && chmod go= "$(dirname "$results")"; }
-chmod go= "$build/grade" # grades are no one else's business, and not the sandbox's (uid 65534)
+chmod go= "$build/grade" # grades are no one else's business, and not the sandbox's (uid mode)
 
 abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$course" "$1" ;; esac; }
 canon() ( # PATH: the absolute path with every symbolic link resolved

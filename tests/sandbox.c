@@ -6,10 +6,12 @@
  *   namespaces  (bubblewrap) the program sees a file system of its own: the system's
  *               directories read-only, what the grader binds in, and a tmpfs of capped size
  *               to write to; no network; process ids of its own, so that everything it
- *               starts dies with it; user 65534.
+ *               starts dies with it; user 65534 (inside; as root, outside, a user of
+ *               the run's own, as below).
  *   uid         where user namespaces are not allowed (a container run as root, such as
- *               Gradescope's): user 65534, from whom the grader's files must be hidden by
- *               their permissions (grade.sh checks before grading).
+ *               Gradescope's): a user of the run's own (a new uid each time), from whom
+ *               the grader's files must be hidden by their permissions (grade.sh checks
+ *               before grading).
  *   seccomp     in every mode. A student's functions may compute, read and write the pipes
  *               they were given, map memory and exit: they cannot open a file, start a
  *               process, make a socket or signal another process. The compiler may not use
@@ -52,6 +54,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,7 +63,19 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { NOBODY = 65534 };                       /* the user a student's code runs as */
+/* The student's code runs as user 65534 inside a user namespace. Outside one (as root), as a
+ * user of each run's own, drawn from UID_BASE + [0, 2^24): no file has it for an owner, and the
+ * sweep that kills what a run leaves kills that run's processes only, so that gradings at once
+ * on one machine leave each other alone. The range lies between systemd's container users
+ * (which end at 0x6fffffff) and its foreign ones (from 0x7ffe0000). */
+enum { UID_BASE = 0x70000000 };
+static uid_t run_uid;
+
+static uid_t pick_uid(void) {
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, 0) != sizeof r) r = (unsigned)getpid() ^ (unsigned)time(NULL) * 2654435761u;
+    return (uid_t)UID_BASE + (r & 0xffffff);
+}
 enum { EXIT_TIMEOUT = 124, EXIT_OUTPUT = 125, EXIT_SANDBOX = 126 };
 enum { MAX_LIST = 64 };
 
@@ -109,8 +124,9 @@ static const char *bwrap_path(void) {
     return NULL;
 }
 
-static bool drop_to_nobody(void) {
-    return setgroups(0, NULL) == 0 && setresgid(NOBODY, NOBODY, NOBODY) == 0 && setresuid(NOBODY, NOBODY, NOBODY) == 0;
+static bool drop_to_run_uid(void) {
+    return setgroups(0, NULL) == 0 && setresgid(run_uid, run_uid, run_uid) == 0 &&
+           setresuid(run_uid, run_uid, run_uid) == 0;
 }
 
 /* Does bubblewrap work here (as the user it would run as)? Tried once, in a child. */
@@ -122,7 +138,7 @@ static bool namespaces_work(void) {
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
-        if (geteuid() == 0 && !drop_to_nobody()) _exit(1);
+        if (geteuid() == 0 && !drop_to_run_uid()) _exit(1);
         execl(bwrap, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true", (char *)NULL);
         _exit(1);
     }
@@ -140,7 +156,7 @@ static Mode choose_mode(void) {
             return MODE_NAMESPACES;
         }
         if (!strcmp(forced, "uid")) {
-            if (geteuid() != 0) fail("GRADE_SANDBOX=uid needs root, to run the student's code as user %d", NOBODY);
+            if (geteuid() != 0) fail("GRADE_SANDBOX=uid needs root, to run the student's code as a user of its own");
             return MODE_UID;
         }
         if (!strcmp(forced, "none")) return MODE_NONE;
@@ -307,11 +323,12 @@ static void exec_in_sandbox(Mode mode, const Options *o, int out_fd, int err_fd)
     bool dropped = false;
     if (geteuid() == 0 && mode != MODE_NONE) {
         for (int i = 0; i < o->n_scratch && mode == MODE_UID; i++)
-            if (chown(o->scratch[i], NOBODY, NOBODY) != 0) fail("cannot hand %s to user %d: %s", o->scratch[i], NOBODY, strerror(errno));
-        if (!drop_to_nobody()) fail("cannot become user %d: %s", NOBODY, strerror(errno));
+            if (chown(o->scratch[i], run_uid, run_uid) != 0)
+                fail("cannot hand %s to user %u: %s", o->scratch[i], (unsigned)run_uid, strerror(errno));
+        if (!drop_to_run_uid()) fail("cannot become user %u: %s", (unsigned)run_uid, strerror(errno));
         dropped = true;
     }
-    /* under uid the process count is capped (it counts every process of user 65534); a pid
+    /* under uid the process count is capped (it counts every process of the run's user); a pid
      * namespace contains its processes by itself, and the kernel counts them differently there */
     if (dropped && mode == MODE_UID) set_limit(RLIMIT_NPROC, o->profile == PROFILE_COMPILE ? 256 : 16);
     if (o->chdir_to && mode != MODE_NAMESPACES && chdir(o->chdir_to) != 0)
@@ -390,14 +407,14 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Kills what the program left: its session, and under uid, every process of user 65534. */
+/* Kills what the program left: its session, and as root, every process of the run's user. */
 static void sweep(Mode mode, pid_t child) {
     kill(-child, SIGKILL);
     kill(child, SIGKILL);
     if (mode == MODE_NONE || geteuid() != 0) return;
     pid_t reaper = fork();
     if (reaper == 0) {
-        if (drop_to_nobody()) kill(-1, SIGKILL); /* every process this user may signal: all of 65534's */
+        if (drop_to_run_uid()) kill(-1, SIGKILL); /* every process this user may signal: all of the run's */
         _exit(0);
     }
     if (reaper > 0)
@@ -545,8 +562,8 @@ static int describe(int argc, char **argv) {
                                      "(chmod o= it)", path);
     }
     const char *what = mode == MODE_NAMESPACES ? "namespaces (bubblewrap: own file system, no network, own pids), uid 65534"
-                       : mode == MODE_UID ? "uid 65534 (no user namespaces here: the grader's files are hidden by their "
-                                            "permissions only)"
+                       : mode == MODE_UID ? "uid of its own (no user namespaces here: the grader's files are hidden by "
+                                            "their permissions only)"
                                           : "none";
     printf("sandbox: %s%s%s\n", what, seccomp ? ", seccomp allowlist" : "", missing);
     return missing[0] ? 3 : 0;
@@ -564,6 +581,7 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) usage();
+    run_uid = pick_uid();
     if (!strcmp(argv[1], "describe")) return describe(argc - 2, argv + 2);
     if (strcmp(argv[1], "run") != 0) usage();
     Options o = {.profile = PROFILE_COMPILE, .scratch_size = 64LL << 20, .output = 1000000, .seconds = 60, .status_fd = -1};

@@ -105,7 +105,7 @@ GRADE_SANDBOX=none BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixt
 check "no isolation, --unsandboxed: grades (exit 0), and the first line says it is not for credit" \
     sh -c "[ $? -eq 0 ] && head -n 1 '$fixtures/grader-none-ok.txt' | grep -q 'not for credit'"
 if [ "$(id -u)" = 0 ]; then
-    # uid 65534 without namespaces (a container's root): the grader's files hidden by permissions
+    # a uid of its own without namespaces (a container's root): the grader's files hidden by permissions
     show=$fixtures/grader-uid-open.txt # ($? below is grade.sh's)
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid-open \
         --exercise 1.2 >"$fixtures/grader-uid-open.txt" 2>&1
@@ -113,9 +113,15 @@ if [ "$(id -u)" = 0 ]; then
         sh -c "[ $? -eq 2 ] && grep -q -F 'NOT ISOLATED: the sandbox can read $course (chmod o= it)' '$fixtures/grader-uid-open.txt'"
     course_mode=$(stat -c %a "$course")
     chmod o-rwx "$course"
+    # two gradings at once: each run's user is its own, so neither's sweep touches the other
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid-twin \
+        >"$fixtures/grader-uid-twin.txt" 2>&1 &
+    twin=$!
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid \
         >"$fixtures/grader-uid.txt" 2>&1
     uid_status=$?
+    wait $twin
+    twin_status=$?
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/includes" --name grader-uid-includes \
         --exercise 1.2 >"$fixtures/grader-uid-includes.txt" 2>&1
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission tests/grading/fixtures/mixed --name grader-uid-mixed \
@@ -123,7 +129,10 @@ if [ "$(id -u)" = 0 ]; then
     chmod "$course_mode" "$course"
     show=$fixtures/grader-uid.txt
     check "uid: with them hidden, the solutions get full marks (exit 0)" \
-        sh -c "[ $uid_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid.txt' && head -n 1 '$fixtures/grader-uid.txt' | grep -q '^sandbox: uid 65534'"
+        sh -c "[ $uid_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid.txt' && head -n 1 '$fixtures/grader-uid.txt' | grep -q '^sandbox: uid of its own'"
+    show=$fixtures/grader-uid-twin.txt
+    check "uid: a second grading at the same time gets full marks too" \
+        sh -c "[ $twin_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid-twin.txt'"
     show=$fixtures/grader-uid-includes.txt
     check "uid: solutions.c by absolute path cannot be read: did not compile" \
         sh -c "grep -q -E '^  1.2 .* did not compile$' '$fixtures/grader-uid-includes.txt' && grep -q -E 'solutions.c: (Permission denied|No such file)' '$fixtures/grader-uid-includes.txt'"

@@ -503,7 +503,7 @@ done >"$tmp/exercises.tsv"
 full=$(awk -F '	' '{ s += $2 } END { print s + 0 }' "$tmp/exercises.tsv")
 check "baseline: the course's solutions get full marks ($full)" grep -q "\"score\": $full," "$tmp/results/baseline/results.json"
 check "baseline: graded in a sandbox: $(head -n 1 "$tmp/baseline.txt" | cut -c 1-60)..." \
-    sh -c "head -n 1 '$tmp/baseline.txt' | grep -q -E '^sandbox: $(case ${GRADE_SANDBOX:-} in uid) echo 'uid 65534' ;; *) echo '(namespaces|uid 65534)' ;; esac)'"
+    sh -c "head -n 1 '$tmp/baseline.txt' | grep -q -E '^sandbox: $(case ${GRADE_SANDBOX:-} in uid) echo 'uid of its own' ;; *) echo '(namespaces|uid of its own)' ;; esac)'"
 
 # ---- each attack alone -------------------------------------------------------------------------------
 # one made here, as its path is this checkout's: solutions.c by its absolute path, dressed as a system header
