@@ -289,7 +289,8 @@ endif
 # refuse without a sandbox (tests/sandbox.c) unless UNSANDBOXED=1 (practice, not credit).
 # Students' files are compiled without -Werror, whatever WERROR says. tests/grade.sh exits 1
 # when an exercise did not pass and 2 when it could not grade; make reports both as 2.
-# The sandbox (tests/sandbox.c) needs libseccomp; bubblewrap, for namespaces, is optional.
+# The sandbox (tests/sandbox.c) needs libseccomp; bubblewrap, for namespaces, is installed as
+# root and only recommended otherwise.
 SANDBOX := $(BUILD)/grader/sandbox
 RUNNER_OBJ := $(call obj,tests/runner.c)
 $(SANDBOX): tests/sandbox.c | grader-deps

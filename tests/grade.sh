@@ -65,7 +65,8 @@ canon() ( # PATH: the absolute path with every symbolic link resolved
     cd -P -- "$(dirname -- "$1")" 2>/dev/null && printf '%s/%s\n' "$(pwd -P)" "$(basename -- "$1")"
 )
 first_error() { # LOG: the compiler's, the assembler's or the linker's first error (not a warning about a variable named error)
-    grep -a -m 1 -E '(^|: )((fatal )?error|Error): |undefined reference|multiple definition' "$1" | tr '\t' ' ' | cut -c 1-400
+    grep -a -m 1 -E '(^|: )((fatal )?error|Error|internal compiler error): |undefined reference|multiple definition' "$1" |
+        tr '\t' ' ' | cut -c 1-400
 }
 
 # ---- the course's side: the library, the judges, the runner's objects, the sandbox ------------

@@ -104,6 +104,10 @@ GRADE_SANDBOX=none BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixt
     --exercise 1.2 --unsandboxed >"$fixtures/grader-none-ok.txt" 2>&1
 check "no isolation, --unsandboxed: grades (exit 0), and the first line says it is not for credit" \
     sh -c "[ $? -eq 0 ] && head -n 1 '$fixtures/grader-none-ok.txt' | grep -q 'not for credit'"
+GRADE_SANDBOX=none $make --no-print-directory -s BUILD="$build" grade SUBMISSION="$fixtures/correct" EXERCISE=1.2 UNSANDBOXED=1 \
+    >"$fixtures/grader-none-make.txt" 2>&1
+check "no isolation, make grade UNSANDBOXED=1: grades (exit 0), not for credit" \
+    sh -c "[ $? -eq 0 ] && head -n 1 '$fixtures/grader-none-make.txt' | grep -q 'not for credit'"
 if [ "$(id -u)" = 0 ]; then
     # a uid of its own without namespaces (a container's root): the grader's files hidden by permissions
     show=$fixtures/grader-uid-open.txt # ($? below is grade.sh's)
@@ -113,6 +117,11 @@ if [ "$(id -u)" = 0 ]; then
         sh -c "[ $? -eq 2 ] && grep -q -F 'NOT ISOLATED: the sandbox can read $course (chmod o= it)' '$fixtures/grader-uid-open.txt'"
     course_mode=$(stat -c %a "$course")
     chmod o-rwx "$course"
+    open_to_all=$(mktemp -d "${TMPDIR:-/tmp}/grader-open-to-all.XXXXXX") && chmod 755 "$open_to_all" # (outside the course)
+    GRADE_HIDDEN=$open_to_all GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" \
+        --name grader-uid-hidden --exercise 1.2 >"$fixtures/grader-uid-hidden.txt" 2>&1
+    hidden_status=$?
+    rmdir "$open_to_all"
     # two gradings at once: each run's user is its own, so neither's sweep touches the other
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-uid-twin \
         >"$fixtures/grader-uid-twin.txt" 2>&1 &
@@ -130,12 +139,15 @@ if [ "$(id -u)" = 0 ]; then
     show=$fixtures/grader-uid.txt
     check "uid: with them hidden, the solutions get full marks (exit 0)" \
         sh -c "[ $uid_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid.txt' && head -n 1 '$fixtures/grader-uid.txt' | grep -q '^sandbox: uid of its own'"
+    show=$fixtures/grader-uid-hidden.txt
+    check "uid: refuses while a path of GRADE_HIDDEN is open to others, naming it" \
+        sh -c "[ $hidden_status -eq 2 ] && grep -q 'NOT ISOLATED: the sandbox can read .*grader-open-to-all\\.[A-Za-z0-9]* (chmod o= it)' '$fixtures/grader-uid-hidden.txt'"
     show=$fixtures/grader-uid-twin.txt
     check "uid: a second grading at the same time gets full marks too" \
         sh -c "[ $twin_status -eq 0 ] && grep -q '^  total  *$total / $total$' '$fixtures/grader-uid-twin.txt'"
     show=$fixtures/grader-uid-includes.txt
     check "uid: solutions.c by absolute path cannot be read: did not compile" \
-        sh -c "grep -q -E '^  1.2 .* did not compile$' '$fixtures/grader-uid-includes.txt' && grep -q -E 'solutions.c: (Permission denied|No such file)' '$fixtures/grader-uid-includes.txt'"
+        sh -c "grep -q -E '^  1.2 .* did not compile$' '$fixtures/grader-uid-includes.txt' && grep -q -E \"solutions\\.c'?: (Permission denied|No such file)|solutions\\.c'? file not found\" '$fixtures/grader-uid-includes.txt'"
     show=$fixtures/grader-uid-mixed.txt
     check "uid: every kind of failure is told apart as under namespaces" \
         sh -c "grep -q -E '^  1.3 .* crashed: signal 11' '$fixtures/grader-uid-mixed.txt' && grep -q -E '^  1.4 .* timed out$' '$fixtures/grader-uid-mixed.txt' &&
@@ -229,6 +241,24 @@ for mode in auto uid; do
         sh -c "grep -q 'Connection refused' '$fixtures/tcp-outside.txt' && grep -q 'socket: Operation not permitted' '$fixtures/tcp-$mode.txt' &&
             ! grep -q 'Connection refused' '$fixtures/tcp-$mode.txt'"
 done
+# the compiler's filter: no ptrace, no new namespaces, no typing into a terminal (perl's
+# syscall(), outside the sandbox: ptrace and unshare succeed, the ioctl finds no terminal)
+syscalls='$r = syscall(101, 0, 0, 0, 0); print "ptrace ", ($r == -1 ? $!+0 : "ok"), "\n";
+    $r = syscall(272, 0x10000000); print "unshare ", ($r == -1 ? $!+0 : "ok"), "\n";
+    $c = "x"; $r = syscall(16, 0, 0x5412, $c); print "tiocsti ", ($r == -1 ? $!+0 : "ok"), "\n";'
+if [ -x /usr/bin/perl ]; then
+    /usr/bin/perl -e "$syscalls" </dev/null >"$fixtures/syscalls-outside.txt" 2>&1
+    for mode in auto uid; do
+        [ $mode = uid ] && [ "$(id -u)" != 0 ] && continue
+        GRADE_SANDBOX=$mode "$build/grader/sandbox" run --profile compile --time 10 -- /usr/bin/perl -e "$syscalls" \
+            >"$fixtures/syscalls-$mode.txt" 2>&1
+        check "sandbox ($mode): the compiler's profile may not ptrace, unshare or TIOCSTI (EPERM; outside: ok, ok, ENOTTY)" \
+            sh -c "printf 'ptrace ok\nunshare ok\ntiocsti 25\n' | cmp -s - '$fixtures/syscalls-outside.txt' &&
+                printf 'ptrace 1\nunshare 1\ntiocsti 1\n' | cmp -s - '$fixtures/syscalls-$mode.txt'"
+    done
+else
+    echo "skip - the compiler's filter on ptrace, unshare and TIOCSTI (no /usr/bin/perl)"
+fi
 mkdir -p "$fixtures/exit139/lessons/1-broadcast"
 {
     sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
@@ -237,32 +267,41 @@ mkdir -p "$fixtures/exit139/lessons/1-broadcast"
     echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
     echo '    exit(139);'
     echo '}'
-} >"$fixtures/exit139/lessons/1-broadcast/exercises.c"
+    echo 'int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,'
+    echo '                            int target_rank, int64_t *out_strides) {'
+    echo '    (void)src, (void)src_rank, (void)src_strides, (void)target, (void)target_rank, (void)out_strides;'
+    echo '    exit(126);'
+    echo '}'
+} | sed 's/^int ex1_3_broadcast_strides(const int64_t \*src, int src_rank, const int64_t \*src_strides,$/int ex1_3_stub(const int64_t *src, int src_rank, const int64_t *src_strides,/' \
+    >"$fixtures/exit139/lessons/1-broadcast/exercises.c"
 if "$build/grader/sandbox" describe | grep -q '^sandbox: namespaces'; then
-    grade grader-exit139 "$fixtures/exit139" --exercise 1.2
+    grade grader-exit139 "$fixtures/exit139"
     show=$fixtures/grader-exit139.txt
     check "sandbox (namespaces): exit(139) reads as signal 11 (bubblewrap's 128 + N), as the instructors' page says" \
         row "$fixtures/grader-exit139.txt" 1.2 "crashed: signal 11"
+    check "sandbox (namespaces): exit(126), the sandbox's own status, reads as crashed" row "$fixtures/grader-exit139.txt" 1.3 "crashed"
 fi
 if [ "$(id -u)" = 0 ]; then
     course_mode=$(stat -c %a "$course")
     chmod o-rwx "$course"
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/exit139" --name grader-exit139-uid \
-        --exercise 1.2 >"$fixtures/grader-exit139-uid.txt" 2>&1
+        >"$fixtures/grader-exit139-uid.txt" 2>&1
     chmod "$course_mode" "$course"
     show=$fixtures/grader-exit139-uid.txt
     check "sandbox (uid): exit(139) is an exit" row "$fixtures/grader-exit139-uid.txt" 1.2 "exited early"
+    check "sandbox (uid): exit(126), the sandbox's own status, reads as crashed" row "$fixtures/grader-exit139-uid.txt" 1.3 "crashed"
 fi
 
 # ---- includes: the sandbox holds the course's headers and the system's, nothing else -------------
 grade grader-includes "$fixtures/includes"
 table=$fixtures/grader-includes.txt
+# (gcc says "X: No such file or directory", clang "'X' file not found" or "cannot open file 'X': ...")
 check "includes: solutions.c by absolute path is not in the sandbox: did not compile, naming it" \
-    sh -c "grep -q -E '^  1.2 .* did not compile$' '$table' && grep -q 'fatal error: .*lessons/1-broadcast/solutions.c: No such file' '$table'"
+    sh -c "grep -q -E '^  1.2 .* did not compile$' '$table' && grep -q -E \"fatal error: '?[^ ]*lessons/1-broadcast/solutions\\.c('? file not found|: No such file)\" '$table'"
 check "includes: \"solutions.c\" is on no include path (did not compile, naming it)" \
     sh -c "grep -q -E '^  2.1 .* did not compile$' '$table' && grep -q 'fatal error: .*solutions.c' '$table'"
 check "includes: another .c file of the course is not in the sandbox either" \
-    sh -c "grep -q -E '^  3.1 .* did not compile$' '$table' && grep -q 'common/tensor.c: No such file' '$table'"
+    sh -c "grep -q -E '^  3.1 .* did not compile$' '$table' && grep -q -E \"common/tensor\\.c('? file not found|: No such file)\" '$table'"
 check "includes: an exercises.c that is a link to solutions.c is rejected" \
     sh -c "grep -q -E '^  4.1 .* rejected$' '$table' && grep -q 'is a link to a file outside the submission' '$table'"
 
@@ -309,6 +348,36 @@ GRADE_TIME_BUDGET=2 BUILD=$build MAKE=$make sh tests/grade.sh --submission tests
     >"$fixtures/grader-budget.txt" 2>&1
 check "time: past GRADE_TIME_BUDGET, the remaining exercises are not run" \
     sh -c "grep -q -E '^  1.5 .* not run$' '$fixtures/grader-budget.txt' && grep -q -E '^  2.4 .* not run$' '$fixtures/grader-budget.txt'"
+# an exercise that answers the first try and then loops in a test: stopped by that test's limit
+mkdir -p "$fixtures/test-loop/lessons/1-broadcast"
+{
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
+    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
+    echo '    if (a_rank == 2 && b_rank == 1 && a[0] == 2 && a[1] == 3 && b[0] == 3) { /* the first try: (2,3) and (3,) */'
+    echo '        out[0] = 2, out[1] = 3, *out_rank = 2;'
+    echo '        return 0;'
+    echo '    }'
+    echo '    for (volatile int spin = 1; spin;) {'
+    echo '    }'
+    echo '    return 0;'
+    echo '}'
+} >"$fixtures/test-loop/lessons/1-broadcast/exercises.c"
+began=$(date +%s)
+grade grader-test-loop "$fixtures/test-loop" --exercise 1.2
+took=$(elapsed "$began")
+show=$fixtures/grader-test-loop.txt
+check "time: past the first try, a test that loops is stopped at 5 s, and the exercise at 3 + 5 per test (took $took s)" \
+    sh -c "grep -q -E '^  1.2 .* timed out$' '$fixtures/grader-test-loop.txt' && grep -q 'did not finish within 5 s' '$fixtures/grader-test-loop.txt' &&
+        [ $took -ge 5 ] && [ $took -le 25 ]"
+# a compile that writes a 300 MB object: over the 256 MiB a file may have
+mkdir -p "$fixtures/big-object/lessons/1-broadcast"
+{ printf '__asm__(".section .rodata\\n.fill 300000000, 1, 0\\n.previous");\n'; sh tests/stubs.sh lessons/1-broadcast/exercises.h; } \
+    >"$fixtures/big-object/lessons/1-broadcast/exercises.c"
+grade grader-big-object "$fixtures/big-object" --exercise 1.1
+show=$fixtures/grader-big-object.txt
+check "files: a compile that writes 300 MB (over 256 MiB a file) does not compile" \
+    sh -c "grep -q -E '^  1.1 .* did not compile$' '$fixtures/grader-big-object.txt' &&
+        grep -q -E 'File size limit exceeded|the compiler stopped' '$fixtures/grader-big-object.txt'"
 # a compile that would never end (2^32 tokens of macro expansion) is cut at the budget
 mkdir -p "$fixtures/slow-compile/lessons/1-broadcast"
 { echo '#define A0(x) x x'; for k in 1 2 3 4 5; do echo "#define A$k(x) A$((k - 1))(A$((k - 1))(x))"; done

@@ -2,7 +2,8 @@
 # test_gradescope.sh - the Gradescope autograder, end to end: `make gradescope`, its zip
 # unpacked into a temporary directory laid out as Gradescope's /autograder (source/, the
 # submission, its metadata, results/), setup.sh run there, then run_autograder on
-#   correct   every lesson's solutions.c as the student's file: full marks
+#   correct   every lesson's solutions.c as the student's file, zipped with the course folder
+#             around it: full marks
 #   hostile   (made here) lesson 1: a constructor that reads the submission's metadata (a
 #             secret email), appends to the course's Makefile, writes results/ and leaves a
 #             daemon that rewrites results.json with full marks for 10 s; 1.1 answers right
@@ -12,7 +13,7 @@
 #             because the compiler could not open the file
 # under the sandbox this machine offers, under GRADE_SANDBOX=uid (as root: what Gradescope's
 # containers give), and without isolation: there run_autograder writes a results.json that
-# says it could not grade. Last, the control: the hostile file run outside the sandbox, as a
+# says it could not grade; so it does for a course that does not build. Last, the control: the hostile file run outside the sandbox, as a
 # student's own `make lesson1 test` runs it, gets 1.1 and does its damage (the checks above
 # can fail). Prints "ok - ..." or "FAIL - ..."; exit 1 on a FAIL.
 set -u
@@ -66,15 +67,15 @@ daemon=gs-hostile-$$ # the hostile daemon's name (15 characters at most: the ker
 daemon=$(printf '%s' "$daemon" | cut -c 1-15)
 submit() { # KIND: a fresh submission of that kind, and its metadata, as Gradescope lays them out
     rm -rf "$ag/submission" "$ag/results" "$ag/submission_metadata.json"
-    mkdir -p "$ag/submission/lessons" "$ag/results"
+    mkdir -p "$ag/submission" "$ag/results"
     printf '{"id": 1, "users": [{"email": "%s", "name": "Student"}], "assignment": {"title": "tensors"}}\n' \
         "$secret" >"$ag/submission_metadata.json"
     chmod 644 "$ag/submission_metadata.json"
     case $1 in
-    correct)
+    correct) # as a zip of the whole course folder: lessons/ one level down
         for dir in lessons/[1-9]-*; do
-            mkdir -p "$ag/submission/$dir"
-            cp "$dir/solutions.c" "$ag/submission/$dir/exercises.c"
+            mkdir -p "$ag/submission/my-course/$dir"
+            cp "$dir/solutions.c" "$ag/submission/my-course/$dir/exercises.c"
         done ;;
     hostile)
         mkdir -p "$ag/submission/lessons/1-broadcast" "$ag/submission/lessons/2-reduce"
@@ -150,7 +151,7 @@ contained() { # NAME: the checks every contained run of the hostile submission m
         sh -c "! grep -q -F '$secret' '$top/$1.json' '$top/$1.txt' '$top/$1.out'"
     check "$1: lesson 2 did not compile: the compiler could not open the metadata" \
         sh -c "grep -q -E '^  2\.1 .* did not compile$' '$top/$1.txt' &&
-            grep -q -E 'submission_metadata.json: (No such file|Permission denied)' '$top/$1.txt'"
+            grep -q -E \"submission_metadata\\.json'?(: (No such file|Permission denied)| file not found)\" '$top/$1.txt'"
     check "$1: no process of the submission is left" sh -c "! pgrep -x '$daemon'"
 }
 score_is() { [ "$(json "$1" 'r["score"]')" = "$2" ]; } # RESULTS POINTS
@@ -164,6 +165,11 @@ full_marks() { [ -n "$total" ] && [ "$total" != 0 ] && score_is "$1" "$total"; }
 check "correct: full marks in results.json ($(json "$top/correct.json" 'r["score"]') of ${total:-?})" full_marks "$top/correct.json"
 check "correct: results.json's output starts with the sandbox in effect" \
     test "$(json "$top/correct.json" 'r["output"].startswith("sandbox: ")')" = True
+check "correct: ... and says where the lessons were found (a zip of the whole course folder)" \
+    test "$(json "$top/correct.json" '"my-course/lessons" in r["output"]')" = True
+closed() { for f in "$@"; do case $(stat -c %a "$f") in *0) ;; *) echo "$f is open to others"; return 1 ;; esac; done; }
+check "correct: the course, the results, the submission and the metadata were closed to others" \
+    closed "$ag/source/course" "$ag/results" "$ag/submission" "$ag/submission_metadata.json"
 
 # ---- the hostile submission, contained -----------------------------------------------------
 submit hostile
@@ -185,6 +191,15 @@ grade none GRADE_SANDBOX=none
 check "no isolation: run_autograder exits 0 all the same" test $? -eq 0
 check "no isolation: results.json says it could not grade, with grade.sh's reason, and 0 points" test \
     "$(json "$top/none.json" 'r["score"] == 0 and "could not be graded" in r["output"] and "refusing to grade for credit" in r["output"]')" = True
+# a course that does not build: results.json says so, with 0 points
+cp "$ag/source/course/common/tensor.c" "$top/tensor.c.saved"
+echo '#error this copy of the course is broken' >>"$ag/source/course/common/tensor.c"
+submit correct
+grade broken
+check "a course that does not build: results.json has 0 points and grade.sh's reason" test \
+    "$(json "$top/broken.json" 'r["score"] == 0 and "the course itself does not build" in r["output"]')" = True
+cp "$top/tensor.c.saved" "$ag/source/course/common/tensor.c"
+
 # the control: the same file as a student's own exercises.c, run by `make lesson1 test` (no
 # sandbox): there its attacks get through, and 1.1 passes
 submit hostile

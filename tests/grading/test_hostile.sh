@@ -2,7 +2,9 @@
 # test_hostile.sh - hostile submissions against the grader: does it contain them? Each one in
 # tests/grading/hostile/NAME/ is a student's submission (lessons/1-broadcast/exercises.c) that
 # deserves 0 points and tries to get more, to read what the grader hides, or to do damage. The
-# comment at the top of each exercises.c says what it does and what "contained" means for it.
+# comment at the top of each exercises.c says what it does and what "contained" means for it;
+# the code most of them share is tests/grading/hostile/toolkit.c, which this script puts in
+# place of their "#include HOSTILE_TOOLKIT" line.
 #
 #   sh tests/grading/test_hostile.sh        (from the course's root; BUILD and MAKE respected)
 #   GRADE_SANDBOX=uid sh tests/grading/test_hostile.sh   (as root: the sandbox containers give)
@@ -23,6 +25,10 @@
 #                                                                                      no points
 #   incbin-compile      .incbin of solutions.c in inline asm at compile time; slices of
 #                       it come back as failure messages        no solutions text in the results
+#   include-ancestor-cwd (made here) "/proc/<the checker's pid>/cwd/lessons/1-broadcast/
+#                       solutions.c": an ancestor's working directory is the course   no points
+#   read-judge          process_vm_readv, ptrace and /proc/PID/mem on its parent and the pids
+#                       near it                   1.2-1.4 wrong (a way that worked exits early)
 #   incbin-object       (made here) .incbin of the build's solutions.o, by its absolute path
 #                                                                  the lesson does not compile
 #   copy-fopen          fopen of solutions.c at run time, found through /proc/self/cwd,
@@ -88,6 +94,21 @@ course=$(pwd -P)
 mkdir -p "$build"
 build_abs=$(cd "$build" && pwd -P)
 tmp=$(mktemp -d "$build_abs/hostile-suite.XXXXXX") || exit 2
+# each submission is one file, as a student's is: the toolkit the attacks share goes in place of
+# their "#include HOSTILE_TOOLKIT" line
+for dir in "$hostile"/*/; do
+    name=$(basename "$dir")
+    mkdir -p "$tmp/submissions/$name"
+    cp -R "$dir." "$tmp/submissions/$name/"
+    find "$tmp/submissions/$name" -name exercises.c | while IFS= read -r f; do
+        awk -v kit="$hostile/toolkit.c" '$1 == "#include" && $2 == "HOSTILE_TOOLKIT" {
+            while ((getline line < kit) > 0) print line
+            close(kit)
+            next
+        } { print }' "$f" >"$f.new" && mv "$f.new" "$f"
+    done
+done
+hostile=$tmp/submissions
 secret=hostile-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 failed=0
 suite_began=$(date +%s)
@@ -516,6 +537,15 @@ mkdir -p "$generated/include-abs-path/lessons/1-broadcast"
     echo " * Contained: the lesson is rejected or does not compile, and the submission scores 0. */"
     echo "#include \"/usr/include/../..$course/lessons/1-broadcast/solutions.c\""
 } >"$generated/include-abs-path/lessons/1-broadcast/exercises.c"
+# and one that reaches the checkout through a process of the grader's: this script's own
+# working directory, /proc/PID/cwd, is the course
+mkdir -p "$generated/include-ancestor-cwd/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION include-ancestor-cwd (made by tests/grading/test_hostile.sh: the pid is"
+    echo " * the checker's). Attacks: an ancestor's working directory, which is the course: solutions.c"
+    echo " * through /proc/PID/cwd. Contained: the lesson does not compile, and the submission scores 0. */"
+    echo "#include \"/proc/$$/cwd/lessons/1-broadcast/solutions.c\""
+} >"$generated/include-ancestor-cwd/lessons/1-broadcast/exercises.c"
 # and one that embeds what the build made from the solutions: their object, by its absolute path
 [ -f "$build_abs/obj/lessons/1-broadcast/solutions.o" ] || $make --no-print-directory -s BUILD="$build" all >/dev/null 2>&1
 mkdir -p "$generated/incbin-object/lessons/1-broadcast"
@@ -527,7 +557,8 @@ mkdir -p "$generated/incbin-object/lessons/1-broadcast"
     printf '__asm__(".section .rodata\\n.incbin \\"%s\\"\\n.previous");\n' "$build_abs/obj/lessons/1-broadcast/solutions.o"
     sh tests/stubs.sh lessons/1-broadcast/exercises.h
 } >"$generated/incbin-object/lessons/1-broadcast/exercises.c"
-for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path incbin-compile incbin-object copy-fopen \
+for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path include-ancestor-cwd \
+    incbin-compile incbin-object read-judge copy-fopen \
     copy-system-cc forge-results-line forge-rows forge-daemon forge-proof forge-fd damage-checkout kill-grader exfil-tcp \
     leak-environ linger alarm-off disk-fill; do
     submission=$hostile/$name
@@ -554,11 +585,28 @@ for name in include-proc-cwd include-next include-relative include-abs-proc incl
         check "forge-proof: 1.3 (the proof key read from the test's memory) does not pass" inspect notpassed "$results" 1.3
         check "forge-proof: 1.4 (_exit(90)) does not pass" inspect notpassed "$results" 1.4
         check "forge-proof: 1.5 (test_teardown through dlsym) does not pass" inspect notpassed "$results" 1.5 ;;
+    include-ancestor-cwd)
+        check "include-ancestor-cwd: outside the sandbox it compiles (the attack is real)" \
+            cc -I lessons/1-broadcast -I common -I tests -E "$submission/lessons/1-broadcast/exercises.c" -o "$tmp/include-ancestor-cwd.i"
+        check "include-ancestor-cwd: the lesson does not compile" grep -q -E '^  1\.1 .* did not compile$' "$report" ;;
+    read-judge)
+        printf '#include "exercises.h"\nint main(int argc, char **argv) { int64_t a[1] = {1}, m[4]; int r;\n
+            if (argv[1][0] == 50) ex1_2_broadcast_shapes(a, 1, a, 1, m, &r); if (argv[1][0] == 51) ex1_3_broadcast_strides(a, 1, a, a, 1, m);\n
+            if (argv[1][0] == 52) ex1_4_broadcast_map(a, 1, a, 1, m); return argc > 0; }\n' >"$tmp/read-judge-main.c"
+        if cc -I lessons/1-broadcast -I common -I tests "$submission/lessons/1-broadcast/exercises.c" "$tmp/read-judge-main.c" \
+            -o "$tmp/read-judge" 2>/dev/null; then
+            check "read-judge: outside the sandbox each way reads its parent (the attack is real)" \
+                sh -c "'$tmp/read-judge' 2 && '$tmp/read-judge' 3 && '$tmp/read-judge' 4"
+        fi
+        for way in "1.2 process_vm_readv" "1.3 ptrace" "1.4 /proc/PID/mem"; do
+            check "read-judge: ${way#* } cannot read the judge or any process near it (${way%% *} wrong, not exited early)" \
+                grep -q -E "^  ${way%% *} .* wrong$" "$report"
+        done ;;
     incbin-object)
         check "incbin-object: outside the sandbox it compiles (the attack is real)" \
             cc -I lessons/1-broadcast -I common -I tests -c "$submission/lessons/1-broadcast/exercises.c" -o "$tmp/incbin-object.o"
         check "incbin-object: the lesson does not compile, the solutions' object out of reach" \
-            sh -c "grep -q -E '^  1\.1 .* did not compile$' '$report' && grep -q -E '(file not found: .*solutions\.o|solutions\.o: (No such file|Permission denied))' '$report'" ;;
+            sh -c "grep -q -E '^  1\.1 .* did not compile$' '$report' && grep -q -E '(file not found: |Could not find incbin file .)[^ ]*solutions\.o|solutions\.o: (No such file|Permission denied)' '$report'" ;;
     forge-fd)
         check "forge-fd: 1.3 (forged lines in its reply pipe) fails as the student's program, not the grader's" \
             sh -c "! grep -q 'a fault of the grader' '$report' && grep -q -E '^  1\.3 .* crashed' '$report'" ;;

@@ -3,6 +3,10 @@
  * Attacks: the include check, with an absolute path through the compiler's own working
  * directory: /proc/self/cwd/../../../../../lessons/1-broadcast/solutions.c (no /usr/include
  * in front), at several depths.
+ * (This is how the grader before the sandbox was beaten, when it compiled the file in
+ * BUILD/grade/NAME/lesson1/src inside the checkout; the stage is now outside it, and these
+ * paths must stay closed wherever it is. include-abs-path and include-ancestor-cwd are the
+ * variants that would still reach the checkout without a sandbox.)
  * Contained: the lesson is rejected or does not compile, and the submission scores 0.
  */
 #include <stdint.h>

@@ -3,6 +3,10 @@
  * Attacks: the include check, through #include_next (in the main file it acts like #include)
  * of the course's solutions.c by a /usr/include/../../proc/self/cwd/../.. path (see
  * include-proc-cwd), at several depths.
+ * (This is how the grader before the sandbox was beaten, when it compiled the file in
+ * BUILD/grade/NAME/lesson1/src inside the checkout; the stage is now outside it, and these
+ * paths must stay closed wherever it is. include-abs-path and include-ancestor-cwd are the
+ * variants that would still reach the checkout without a sandbox.)
  * Contained: the lesson is rejected or does not compile, and the submission scores 0.
  */
 #include <stdint.h>

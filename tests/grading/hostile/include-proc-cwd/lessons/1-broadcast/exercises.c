@@ -5,6 +5,10 @@
  * checkout, and the path below opens the course's own solutions.c; written under /usr/include,
  * a grader that cannot resolve the path (its own /proc/self/cwd is elsewhere) takes it for a
  * system header. __has_include tries several depths, so a deeper BUILD still finds it.
+ * (This is how the grader before the sandbox was beaten, when it compiled the file in
+ * BUILD/grade/NAME/lesson1/src inside the checkout; the stage is now outside it, and these
+ * paths must stay closed wherever it is. include-abs-path and include-ancestor-cwd are the
+ * variants that would still reach the checkout without a sandbox.)
  * Contained: the lesson is rejected or does not compile (solutions.c is not there to read),
  * and the submission scores 0.
  */
