@@ -3,8 +3,8 @@
 # tests/grading/hostile/NAME/ is a student's submission (lessons/1-broadcast/exercises.c) that
 # deserves 0 points and tries to get more, to read what the grader hides, or to do damage. The
 # comment at the top of each exercises.c says what it does and what "contained" means for it;
-# the code most of them share is tests/grading/hostile/toolkit.c, which this script puts in
-# place of their "#include HOSTILE_TOOLKIT" line.
+# the code most of them share is tests/grading/hostile/toolkit.c (and wrong.c), which this
+# script puts in place of their "#include HOSTILE_TOOLKIT" (HOSTILE_WRONG) line.
 #
 #   sh tests/grading/test_hostile.sh        (from the course's root; BUILD and MAKE respected)
 #   GRADE_SANDBOX=uid sh tests/grading/test_hostile.sh   (as root: the sandbox containers give)
@@ -94,16 +94,17 @@ course=$(pwd -P)
 mkdir -p "$build"
 build_abs=$(cd "$build" && pwd -P)
 tmp=$(mktemp -d "$build_abs/hostile-suite.XXXXXX") || exit 2
-# each submission is one file, as a student's is: the toolkit the attacks share goes in place of
-# their "#include HOSTILE_TOOLKIT" line
+# each submission is one file, as a student's is: what the attacks share goes in place of their
+# "#include HOSTILE_TOOLKIT" (toolkit.c) and "#include HOSTILE_WRONG" (wrong.c) lines
 for dir in "$hostile"/*/; do
     name=$(basename "$dir")
     mkdir -p "$tmp/submissions/$name"
     cp -R "$dir." "$tmp/submissions/$name/"
     find "$tmp/submissions/$name" -name exercises.c | while IFS= read -r f; do
-        awk -v kit="$hostile/toolkit.c" '$1 == "#include" && $2 == "HOSTILE_TOOLKIT" {
-            while ((getline line < kit) > 0) print line
-            close(kit)
+        awk -v dir="$hostile" '$1 == "#include" && $2 ~ /^HOSTILE_[A-Z]+$/ {
+            part = dir "/" tolower(substr($2, 9)) ".c"
+            while ((getline line < part) > 0) print line
+            close(part)
             next
         } { print }' "$f" >"$f.new" && mv "$f.new" "$f"
     done
