@@ -201,10 +201,11 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
         }' "$1"
 }
 
+elapsed() { echo $(($(date +%s) - start)); } # seconds since grading began (start: below)
 in_sandbox() { # SECONDS OUTPUT-LIMIT COMMAND...: the compile profile, seeing the stage read-only and LESSON_DIR/work
     seconds=$1 limit=$2
     shift 2
-    left=$((budget - ($(date +%s) - start))) # never past the submission's budget
+    left=$((budget - $(elapsed))) # never past the submission's budget
     [ "$left" -lt "$seconds" ] && seconds=$left
     [ "$seconds" -lt 1 ] && seconds=1
     "$sandbox" run --profile compile --ro "$stage/src" --ro "$stage/lib" --ro "$lesson_stage" \
@@ -230,7 +231,7 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
 
     src=$root/$dir/exercises.c
     verdict= # empty, or the kind, message and log that every exercise of this lesson gets
-    if [ $(($(date +%s) - start)) -ge "$budget" ]; then
+    if [ "$(elapsed)" -ge "$budget" ]; then
         verdict= # each exercise is "not run", below
     elif [ ! -f "$src" ]; then
         verdict="todo${tab}no $dir/exercises.c in the submission$no_lessons${tab}"
@@ -272,7 +273,7 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
             printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$points" "$kind" "$title" "${rest%%"$tab"*}" "${rest#*"$tab"}" >>"$rows"
             continue
         fi
-        if [ $(($(date +%s) - start)) -ge "$budget" ]; then
+        if [ "$(elapsed)" -ge "$budget" ]; then
             printf '%s\t%s\tbudget\t%s\tnot run: grading this submission took more than its %s s (GRADE_TIME_BUDGET)\t\n' \
                 "$id" "$points" "$title" "$budget" >>"$rows"
             continue

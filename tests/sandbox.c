@@ -129,12 +129,19 @@ static bool drop_to_run_uid(void) {
            setresuid(run_uid, run_uid, run_uid) == 0;
 }
 
+/* Waits for a child of a check (pid < 0: it could not be started); true if it exited with 0. */
+static bool exited_zero(pid_t pid) {
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* Does bubblewrap work here (as the user it would run as)? Tried once, in a child. */
 static bool namespaces_work(void) {
     const char *bwrap = bwrap_path();
     if (!bwrap) return false;
     pid_t pid = fork();
-    if (pid < 0) return false;
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
@@ -142,10 +149,7 @@ static bool namespaces_work(void) {
         execl(bwrap, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true", (char *)NULL);
         _exit(1);
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return exited_zero(pid);
 }
 
 static Mode choose_mode(void) {
@@ -417,9 +421,7 @@ static void sweep(Mode mode, pid_t child) {
         if (drop_to_run_uid()) kill(-1, SIGKILL); /* every process this user may signal: all of the run's */
         _exit(0);
     }
-    if (reaper > 0)
-        while (waitpid(reaper, NULL, 0) < 0 && errno == EINTR) {
-        }
+    exited_zero(reaper);
 }
 
 static int run(Mode mode, const Options *o) {
@@ -522,10 +524,7 @@ static bool readable_inside(Mode mode, const char *path) {
         if (null >= 0) dup2(null, 1), dup2(null, 2);
         _exit(run(mode, &o));
     }
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return exited_zero(pid);
 }
 
 /* Is the runner's filter in force here? A child installs it and tries to open a file. */
@@ -536,10 +535,7 @@ static bool seccomp_works(void) {
         if (!f || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || seccomp_load(f) != 0) _exit(1);
         _exit(open("/dev/null", O_RDONLY) < 0 && errno == EPERM ? 0 : 1);
     }
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return exited_zero(pid);
 }
 
 static int describe(int argc, char **argv) {

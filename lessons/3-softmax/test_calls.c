@@ -37,14 +37,16 @@ void ex3_1_softmax2_backward(float s0, float s1, float g0, float g1, float *dx0,
 #ifdef COURSE_RUNNER
 static void serve_3_2(Served *s) { ex3_2_softmax_row(served_floats(s, 0), served_i64(s, 1), served_floats(s, 2)); }
 #else
-void ex3_2_softmax_row(const float *x, int64_t d, float *out) {
+/* 3.2 and 3.4 take the same arguments: a row in, a row out */
+static void row_call(const char *id, const float *x, int64_t d, float *out) {
     RemoteCall c;
-    remote_begin(&c, "3.2");
+    remote_begin(&c, id);
     remote_floats(&c, x, d);
     remote_i64(&c, d);
     remote_floats_back(&c, out, d);
     remote_call(&c);
 }
+void ex3_2_softmax_row(const float *x, int64_t d, float *out) { row_call("3.2", x, d, out); }
 #endif
 
 /* 3.3 void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float *dx) */
@@ -68,14 +70,7 @@ void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float
 #ifdef COURSE_RUNNER
 static void serve_3_4(Served *s) { ex3_4_log_softmax_row(served_floats(s, 0), served_i64(s, 1), served_floats(s, 2)); }
 #else
-void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) {
-    RemoteCall c;
-    remote_begin(&c, "3.4");
-    remote_floats(&c, x, d);
-    remote_i64(&c, d);
-    remote_floats_back(&c, out, d);
-    remote_call(&c);
-}
+void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) { row_call("3.4", x, d, out); }
 #endif
 
 #ifdef COURSE_RUNNER
