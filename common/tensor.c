@@ -17,16 +17,28 @@
 /* Memory comes in blocks; each block is carved front to back and freed only with its ctx. */
 typedef struct Block {
     struct Block *next;
-    size_t used, capacity;
+    unsigned serial; /* order of making within its ctx: ctx_reset frees those made after the mark */
+    size_t used, capacity; /* capacity: what this use of the block may carve, at most `allocated` */
+    size_t allocated;
     _Alignas(16) unsigned char memory[];
 } Block;
 
 struct Ctx {
     Block *blocks; /* the head is the block small allocations are carved from */
+    Block *spare;  /* blocks ctx_reset let go of, kept to be used again */
     size_t bytes;
     Tensor *first_tensor, *last_tensor;
     int n_tensors, n_storages;
     unsigned epoch; /* bumped by every backward's topological sort */
+    unsigned n_blocks;
+    /* ctx_mark's record of what lives on: blocks made before it, the head's fill, the tensors */
+    struct {
+        unsigned n_blocks;
+        Block *head;
+        size_t head_used, bytes;
+        Tensor *last_tensor;
+        int n_tensors, n_storages;
+    } mark;
 };
 
 enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16, LINE = 64 };
@@ -50,15 +62,41 @@ enum { REDZONE = 32 };
 enum { REDZONE = 0 };
 #endif
 
-/* A block of zeroed memory, or (zeroed false) of whatever malloc hands out. */
-static Block *block_new(size_t capacity, bool zeroed) {
-    Block *b = zeroed ? calloc(1, sizeof(Block) + capacity) : malloc(sizeof(Block) + capacity);
-    if (!b) return NULL;
-    b->next = NULL;
-    b->used = 0;
-    b->capacity = capacity;
-    ASAN_POISON_MEMORY_REGION(b->memory, capacity);
-    return b;
+/* A block of zeroed memory, or (zeroed false) of whatever malloc hands out. A block that
+ * ctx_reset let go of is used again when one is large enough, and not twice as large: a
+ * training step asks for the same sizes as the step before, and malloc'ing them afresh costs
+ * page faults (the kernel's zeroed pages) every step. */
+static Block *block_new(Ctx *ctx, size_t capacity, bool zeroed) {
+    Block **best = NULL;
+    for (Block **b = &ctx->spare; *b; b = &(*b)->next)
+        if ((*b)->allocated >= capacity && (*b)->allocated / 2 <= capacity &&
+            (!best || (*b)->allocated < (*best)->allocated))
+            best = b;
+    Block *block;
+    if (best) {
+        block = *best;
+        *best = block->next;
+        if (zeroed) memset(block->memory, 0, capacity);
+    } else {
+        block = zeroed ? calloc(1, sizeof(Block) + capacity) : malloc(sizeof(Block) + capacity);
+        if (!block) return NULL;
+        block->allocated = capacity;
+    }
+    block->capacity = capacity;
+    block->next = NULL;
+    block->used = 0;
+    block->serial = ctx->n_blocks++;
+    ASAN_POISON_MEMORY_REGION(block->memory, block->allocated);
+    return block;
+}
+
+static void blocks_free(Block *b) {
+    while (b) {
+        Block *next = b->next;
+        ASAN_UNPOISON_MEMORY_REGION(b->memory, b->allocated);
+        free(b);
+        b = next;
+    }
 }
 
 Ctx *ctx_new(void) {
@@ -68,13 +106,8 @@ Ctx *ctx_new(void) {
 
 void ctx_free(Ctx *ctx) {
     if (!ctx) return;
-    Block *b = ctx->blocks;
-    while (b) {
-        Block *next = b->next;
-        ASAN_UNPOISON_MEMORY_REGION(b->memory, b->capacity);
-        free(b);
-        b = next;
-    }
+    blocks_free(ctx->blocks);
+    blocks_free(ctx->spare);
     free(ctx);
 }
 
@@ -95,7 +128,7 @@ static void *arena_alloc(Ctx *ctx, size_t bytes, bool zeroed) {
             /* A large allocation gets a block of its own, linked behind the head (which keeps
              * serving small ones), its data on a 64-byte cache line: vector loads and stores
              * then never straddle two lines, and the fast copies can write whole lines. */
-            Block *own = block_new(size + LINE, zeroed);
+            Block *own = block_new(ctx, size + LINE, zeroed);
             if (!own) goto out_of_memory;
             own->used = size + LINE;
             unsigned char *data = own->memory + (LINE - (uintptr_t)own->memory % LINE) % LINE;
@@ -109,7 +142,7 @@ static void *arena_alloc(Ctx *ctx, size_t bytes, bool zeroed) {
             ctx->bytes += size;
             return data;
         }
-        Block *fresh = block_new(BLOCK_SIZE, true);
+        Block *fresh = block_new(ctx, BLOCK_SIZE, true);
         if (!fresh) goto out_of_memory;
         fresh->next = head;
         ctx->blocks = head = fresh;
@@ -128,6 +161,58 @@ out_of_memory:
 void *ctx_alloc(Ctx *ctx, size_t bytes) { return arena_alloc(ctx, bytes, true); }
 
 size_t ctx_bytes(const Ctx *ctx) { return ctx ? ctx->bytes : 0; }
+
+void ctx_mark(Ctx *ctx) {
+    if (!ctx) return;
+    ctx->mark.n_blocks = ctx->n_blocks;
+    ctx->mark.head = ctx->blocks;
+    ctx->mark.head_used = ctx->blocks ? ctx->blocks->used : 0;
+    ctx->mark.bytes = ctx->bytes;
+    ctx->mark.last_tensor = ctx->last_tensor;
+    ctx->mark.n_tensors = ctx->n_tensors;
+    ctx->mark.n_storages = ctx->n_storages;
+}
+
+void ctx_reset(Ctx *ctx) {
+    if (!ctx) return;
+    /* a tensor that lives on loses a gradient made after the mark: it is about to be freed */
+    for (Tensor *t = ctx->mark.last_tensor ? ctx->first_tensor : NULL; t; t = t->next_in_ctx) {
+        if (t->grad && t->grad->id > ctx->mark.n_tensors) t->grad = NULL;
+        if (t == ctx->mark.last_tensor) break;
+    }
+    /* the blocks made after the mark become spares; the marked head serves small allocations again */
+    Block *kept = NULL, **tail = &kept;
+    for (Block *b = ctx->blocks, *next; b; b = next) {
+        next = b->next;
+        if (b->serial >= ctx->mark.n_blocks) {
+            ASAN_POISON_MEMORY_REGION(b->memory, b->allocated);
+            b->next = ctx->spare;
+            ctx->spare = b;
+        } else if (b != ctx->mark.head) {
+            *tail = b;
+            tail = &b->next;
+        }
+    }
+    *tail = NULL;
+    Block *head = ctx->mark.head;
+    if (head) {
+        /* what it handed out since the mark is zeroed again: small allocations count on it */
+        ASAN_UNPOISON_MEMORY_REGION(head->memory + ctx->mark.head_used, head->used - ctx->mark.head_used);
+        memset(head->memory + ctx->mark.head_used, 0, head->used - ctx->mark.head_used);
+        ASAN_POISON_MEMORY_REGION(head->memory + ctx->mark.head_used, head->capacity - ctx->mark.head_used);
+        head->used = ctx->mark.head_used;
+        head->next = kept;
+        kept = head;
+    }
+    ctx->blocks = kept;
+    ctx->n_blocks = ctx->mark.n_blocks;
+    ctx->bytes = ctx->mark.bytes;
+    ctx->n_tensors = ctx->mark.n_tensors;
+    ctx->n_storages = ctx->mark.n_storages;
+    ctx->last_tensor = ctx->mark.last_tensor;
+    if (ctx->last_tensor) ctx->last_tensor->next_in_ctx = NULL;
+    else ctx->first_tensor = NULL;
+}
 
 void ctx_zero_grads(Ctx *ctx) {
     if (!ctx) return;
@@ -569,21 +654,26 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
                                 shape_format(out->shape, out->rank, s, sizeof s)), -1;
     Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
     int n = order ? topological_order(out, order) : -1;
-    /* Every gradient exists before any backward runs, so backward functions never allocate. */
-    bool ready = n >= 0;
-    for (int i = 0; i < n && ready; i++) ready = tensor_grad_data(order[i]) != NULL;
+    /* Every gradient exists before any backward runs, so backward functions never allocate. A
+     * gradient made now is zeros already: only one kept from an earlier backward is reset. */
+    bool *made_now = n >= 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *made_now) : NULL;
+    bool ready = made_now != NULL;
+    for (int i = 0; i < n && ready; i++) {
+        made_now[i] = order[i]->grad == NULL;
+        ready = tensor_grad_data(order[i]) != NULL;
+    }
     /* upstream is copied before any gradient is reset: it may be one of them (tensor_grad(out)) */
     int64_t n_seed = tensor_numel(out);
     float *seed = ready && upstream ? malloc((size_t)(n_seed > 0 ? n_seed : 1) * sizeof *seed) : NULL;
     if (!ready || (upstream && !seed)) {
-        free(order);
-        if (n < 0 || ready) tensor_set_error("backward: out of memory");
+        free(order), free(made_now);
+        if (n < 0 || !made_now || ready) tensor_set_error("backward: out of memory");
         return -1;
     }
     if (upstream) tensor_to_array(upstream, seed, n_seed);
     /* Intermediate gradients restart from zero; leaf gradients keep accumulating. */
     for (int i = 0; i < n; i++)
-        if (order[i]->backward) tensor_zero_grad(order[i]);
+        if (order[i]->backward && !made_now[i]) tensor_zero_grad(order[i]);
     float *g = tensor_data(out->grad); /* contiguous: the same row-major order as seed */
     if (upstream)
         for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
@@ -591,8 +681,7 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         g[0] += 1.0f; /* d loss / d loss */
     for (int i = n - 1; i >= 0; i--)
         if (order[i]->backward) order[i]->backward(order[i]);
-    free(seed);
-    free(order);
+    free(seed), free(order), free(made_now);
     return 0;
 }
 

@@ -74,6 +74,20 @@ void ctx_free(Ctx *ctx);
 void *ctx_alloc(Ctx *ctx, size_t bytes);
 /* Bytes handed out by ctx so far. */
 size_t ctx_bytes(const Ctx *ctx);
+/* Training keeps parameters across steps while each step's computation is freed:
+ *
+ *   ... make the parameters, their gradients (tensor_grad) and the optimizer's state ...
+ *   ctx_mark(ctx);
+ *   for each step: build the loss, tensor_backward, update the parameters, ctx_reset(ctx);
+ *
+ * ctx_mark records what ctx holds now; ctx_reset frees everything made since (tensors,
+ * storages, gradients, ctx_alloc memory) and keeps what was there at the mark, values and
+ * all. Pointers to what was freed are invalid afterwards. A tensor that lives on and got its
+ * gradient after the mark loses it (NULL again): make the gradients of what must keep them
+ * before the mark. ctx_mark again moves the mark to now; with no mark, ctx_reset frees
+ * everything and keeps ctx. NULL does nothing. */
+void ctx_mark(Ctx *ctx);
+void ctx_reset(Ctx *ctx);
 /* Zeroes the gradient of every tensor in ctx. */
 void ctx_zero_grads(Ctx *ctx);
 

@@ -219,25 +219,29 @@ static void broadcast_grad_strides(const Tensor *x, const Tensor *out, int64_t *
     broadcast_strides(x->shape, x->rank, contiguous, out->shape, out->rank, strides);
 }
 
-static void binary_grad_begin(Tensor *out, BinaryGrad *bg) {
+/* Sets up the walk, or returns true when broadcast_fast.c has done the whole backward. */
+static bool binary_grad_begin(Tensor *out, char op, BinaryGrad *bg) {
     Tensor *a = out->inputs[0], *b = out->inputs[1];
     int64_t sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK], sga[TENSOR_MAX_RANK], sgb[TENSOR_MAX_RANK];
     broadcast_strides(a->shape, a->rank, a->strides, out->shape, out->rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, out->shape, out->rank, sb);
     broadcast_grad_strides(a, out, sga);
     broadcast_grad_strides(b, out, sgb);
-    nditer_init(&bg->it, out->rank, out->shape, 5, (const int64_t *[]){out->grad->strides, sa, sb, sga, sgb});
     bg->g = tensor_data(out->grad);
     bg->a = tensor_data(a);
     bg->b = tensor_data(b);
     bg->ga = a->requires_grad ? tensor_grad_data(a) : NULL;
     bg->gb = b->requires_grad ? tensor_grad_data(b) : NULL;
+    if (broadcast_fast_binary_backward(op, out->rank, out->shape, bg->g, bg->a, sa, bg->b, sb, bg->ga, sga, bg->gb, sgb))
+        return true;
+    nditer_init(&bg->it, out->rank, out->shape, 5, (const int64_t *[]){out->grad->strides, sa, sb, sga, sgb});
+    return false;
 }
 
 /* out = a + b: d out/d a = 1, d out/d b = 1 */
 static void add_backward(Tensor *out) {
     BinaryGrad bg;
-    binary_grad_begin(out, &bg);
+    if (binary_grad_begin(out, '+', &bg)) return;
     while (nditer_next(&bg.it)) {
         const int64_t *k = bg.it.offset;
         if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
@@ -250,7 +254,7 @@ Tensor *tensor_add(Tensor *a, Tensor *b) { return binary("add", '+', add_backwar
 /* out = a - b: d out/d a = 1, d out/d b = -1 */
 static void sub_backward(Tensor *out) {
     BinaryGrad bg;
-    binary_grad_begin(out, &bg);
+    if (binary_grad_begin(out, '-', &bg)) return;
     while (nditer_next(&bg.it)) {
         const int64_t *k = bg.it.offset;
         if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
@@ -263,7 +267,7 @@ Tensor *tensor_sub(Tensor *a, Tensor *b) { return binary("sub", '-', sub_backwar
 /* out = a * b: d out/d a = b, d out/d b = a. For x * x both lines add into x's gradient. */
 static void mul_backward(Tensor *out) {
     BinaryGrad bg;
-    binary_grad_begin(out, &bg);
+    if (binary_grad_begin(out, '*', &bg)) return;
     while (nditer_next(&bg.it)) {
         const int64_t *k = bg.it.offset;
         if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]] * bg.b[k[B]];
@@ -276,7 +280,7 @@ Tensor *tensor_mul(Tensor *a, Tensor *b) { return binary("mul", '*', mul_backwar
 /* out = a / b: d out/d a = 1/b, d out/d b = -a/b^2 */
 static void div_backward(Tensor *out) {
     BinaryGrad bg;
-    binary_grad_begin(out, &bg);
+    if (binary_grad_begin(out, '/', &bg)) return;
     while (nditer_next(&bg.it)) {
         const int64_t *k = bg.it.offset;
         float g = bg.g[k[G]], u = bg.a[k[A]], v = bg.b[k[B]];

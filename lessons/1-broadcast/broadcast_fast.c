@@ -153,3 +153,78 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
     if (stream) kernels_stream_end();
     return true;
 }
+
+/* ==== the backward ======================================================================= */
+
+/* One row of the gradient of one operand: d[i * sd] += g[i] * (d out / d that operand), with
+ * u = a[i * su] and v = b[i * sv]. A destination of stride 0 (an operand broadcast along the
+ * row) takes the row's sum once; one of stride 1 with inputs of stride 1 or 0 gets loops that
+ * gcc vectorizes, as in BINARY_ROW. */
+#define GRAD_ROW(name, expr)                                                                                     \
+    static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,                   \
+                     const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                       \
+        int64_t i = 0;                                                                                           \
+        if (sd == 0) {                                                                                           \
+            float sum = 0.0f;                                                                                    \
+            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; sum += (expr); } \
+            d[0] += sum;                                                                                         \
+        } else if (sd == 1 && su == 1 && sv == 1) {                                                              \
+            for (; i + 8 <= n; i += 8)                                                                           \
+                for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] += (expr); } \
+            for (; i < n; i++) { float gg = g[i], u = a[i], v = b[i]; (void)u, (void)v; d[i] += (expr); }        \
+        } else if (sd == 1 && su == 1 && sv == 0) {                                                              \
+            const float v = b[0];                                                                                \
+            for (; i + 8 <= n; i += 8)                                                                           \
+                for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k]; (void)u, (void)v; d[i + k] += (expr); } \
+            for (; i < n; i++) { float gg = g[i], u = a[i]; (void)u, (void)v; d[i] += (expr); }                  \
+        } else if (sd == 1 && su == 0 && sv == 1) {                                                              \
+            const float u = a[0];                                                                                \
+            for (; i + 8 <= n; i += 8)                                                                           \
+                for (int k = 0; k < 8; k++) { float gg = g[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] += (expr); } \
+            for (; i < n; i++) { float gg = g[i], v = b[i]; (void)u, (void)v; d[i] += (expr); }                  \
+        } else {                                                                                                 \
+            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; d[i * sd] += (expr); } \
+        }                                                                                                        \
+    }
+GRAD_ROW(grad_same, gg)              /* a + b (both), a - b (a): 1 */
+GRAD_ROW(grad_negated, -gg)          /* a - b (b): -1 */
+GRAD_ROW(grad_times_b, gg * v)       /* a * b (a) */
+GRAD_ROW(grad_times_a, gg * u)       /* a * b (b) */
+GRAD_ROW(grad_over_b, gg / v)        /* a / b (a) */
+GRAD_ROW(grad_quotient, -gg * u / (v * v)) /* a / b (b) */
+#undef GRAD_ROW
+
+typedef void (*GradRow)(int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t);
+
+static GradRow grad_row(char op, bool wrt_a) {
+    switch (op) {
+    case '+': return grad_same;
+    case '-': return wrt_a ? grad_same : grad_negated;
+    case '*': return wrt_a ? grad_times_b : grad_times_a;
+    default: return wrt_a ? grad_over_b : grad_quotient;
+    }
+}
+
+bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, const float *g, const float *a,
+                                    const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
+                                    const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
+    if (kernels_mode() == KERNELS_REFERENCE) return false;
+    int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, g_strides);
+    int m = kernels_merge_dims(rank, shape, 5,
+                               (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides}, sh, st);
+    if (shape_numel(shape, rank) == 0) return true;
+    /* one row at a time along the last merged dim; one element is a row of 1 */
+    int64_t cols = m > 0 ? sh[m - 1] : 1, s[5];
+    for (int k = 0; k < 5; k++) s[k] = m > 0 ? st[k][m - 1] : 0;
+    if (s[0] != 1 && m > 0) return false; /* g is contiguous, so its last merged dim has stride 1 */
+    NdIter it;
+    nditer_init(&it, m > 0 ? m - 1 : 0, sh, 5, (const int64_t *[]){st[0], st[1], st[2], st[3], st[4]});
+    GradRow row_a = grad_row(op, true), row_b = grad_row(op, false);
+    while (nditer_next(&it)) {
+        const int64_t *o = it.offset;
+        if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3]);
+        if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4]);
+    }
+    return true;
+}

@@ -15,4 +15,14 @@
 bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, const float *a,
                            const int64_t *a_strides, const float *b, const int64_t *b_strides);
 
+/* The backward of out = a op b over `shape`: ga[i] += g[i] * d out/d a and gb[i] += g[i] *
+ * d out/d b for every index i, g contiguous, a, b, ga and gb through their strides (0 along a
+ * broadcast dim, where the gradients of the copies add up). ga or gb is NULL when that operand
+ * needs no gradient. Each row is summed before it is added into a broadcast gradient, so a sum
+ * may round differently from the reference's element-by-element one. True when done; false,
+ * with nothing written, when COURSE_KERNELS=reference. */
+bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, const float *g, const float *a,
+                                    const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
+                                    const int64_t *ga_strides, float *gb, const int64_t *gb_strides);
+
 #endif /* BROADCAST_FAST_H */

@@ -80,7 +80,7 @@ static void squeeze_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     float *gx = tensor_grad_data(x);
     const float *g = tensor_data(out->grad);
-    for (int64_t i = 0; i < tensor_numel(out); i++) gx[i] += g[i];
+    for (int64_t i = 0, n = tensor_numel(out); i < n; i++) gx[i] += g[i]; /* n hoisted: the stores may alias */
 }
 
 static Tensor *squeeze(Tensor *x, int a) {

@@ -198,7 +198,7 @@ static void reshape_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     float *gx = tensor_grad_data(x);
     const float *g = tensor_data(out->grad);
-    for (int64_t i = 0; i < tensor_numel(x); i++) gx[i] += g[i];
+    for (int64_t i = 0, n = tensor_numel(x); i < n; i++) gx[i] += g[i]; /* n hoisted: the stores may alias */
 }
 
 Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {

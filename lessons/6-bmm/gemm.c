@@ -51,9 +51,10 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 /* ==== the micro-kernels =================================================================== */
 
-/* c[i, j] += sum over p < kc of pa[p*MR + i] * pb[p*NR + j] for the whole MR x NR tile: pa and
- * pb are packed slivers (below), c's rows are ldc apart and its columns contiguous. */
-typedef void Kernel(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc);
+/* c[i, j] += sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for the whole MR x NR tile: a
+ * is a sliver of MR rows read through its strides (where it lies in a, or a packed copy,
+ * below), pb a packed sliver of b; c's rows are ldc apart and its columns contiguous. */
+typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c, int64_t ldc);
 
 /* Plain C: the kernel of COURSE_KERNELS=generic and of CPUs without AVX2. The tile is summed in
  * a local array, then added into c once. Without -march the compiler has SSE's 16 registers of
@@ -63,11 +64,12 @@ typedef void Kernel(int64_t kc, const float *pa, const float *pb, float *c, int6
 #if defined(__GNUC__)
 __attribute__((aligned(64)))
 #endif
-static void kernel_generic(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc) {
+static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
+                           int64_t ldc) {
     float t[MR][NR] = {{0}};
-    for (int64_t p = 0; p < kc; p++, pa += MR, pb += NR)
+    for (int64_t p = 0; p < kc; p++, a += a_cs, pb += NR)
         for (int i = 0; i < MR; i++)
-            for (int j = 0; j < NR; j++) t[i][j] += pa[i] * pb[j];
+            for (int j = 0; j < NR; j++) t[i][j] += a[i * a_rs] * pb[j];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++) c[i * ldc + j] += t[i][j];
 }
@@ -78,14 +80,15 @@ static void kernel_generic(int64_t kc, const float *pa, const float *pb, float *
  * 8 lanes and does two fused multiply-adds. 12 accumulators + 2 registers of b + 1 of a use 15
  * of the 16 registers. The rows are spelled out (ROW) rather than looped over so that the
  * accumulators surely stay in registers at -O2. */
-__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *pa, const float *pb, float *c,
-                                                            int64_t ldc) {
+__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
+                                                            const float *pb, float *c, int64_t ldc) {
+    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < kc; p++, pa += MR, pb += NR) {
+    for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR) { /* a's column p is q floats on */
         __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), x; /* packed b is 32-byte aligned */
 #define ROW(i)                                 \
-    x = _mm256_broadcast_ss(pa + i);           \
+    x = _mm256_broadcast_ss(a##i + q);         \
     c##i##0 = _mm256_fmadd_ps(x, b0, c##i##0); \
     c##i##1 = _mm256_fmadd_ps(x, b1, c##i##1)
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
@@ -103,22 +106,23 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
  * for its own previous add (4 cycles), with two to spare per cycle: so the even steps of p go
  * into one set of six and the odd steps into another, added together at the end. The CPUs
  * with two 512-bit FMA units run it about twice as fast as kernel_avx2 (docs/6-bmm.md, 7.7). */
-__attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const float *pa, const float *pb, float *c,
-                                                             int64_t ldc) {
+__attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
+                                                             const float *pb, float *c, int64_t ldc) {
+    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0; /* even steps */
     __m512 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0;                  /* odd steps */
-    int64_t p = 0;
-    for (; p + 2 <= kc; p += 2, pa += 2 * MR, pb += 2 * NR) {
+    int64_t p = 0, q = 0, q1 = a_cs; /* a's columns p and p + 1 are q and q1 floats on */
+    for (; p + 2 <= kc; p += 2, q += 2 * a_cs, q1 += 2 * a_cs, pb += 2 * NR) {
         __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + NR); /* packed b is 64-byte aligned */
 #define ROW(i)                                                     \
-    e##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[i]), b0, e##i);       \
-    o##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[MR + i]), b1, o##i)
+    e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i);     \
+    o##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q1]), b1, o##i)
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
 #undef ROW
     }
     if (p < kc) {
         __m512 b0 = _mm512_load_ps(pb);
-#define ROW(i) e##i = _mm512_fmadd_ps(_mm512_set1_ps(pa[i]), b0, e##i)
+#define ROW(i) e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i)
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
 #undef ROW
     }
@@ -158,13 +162,18 @@ static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t c
     }
 }
 
-/* An mc x kc block of a as slivers of MR rows. Sliver s holds rows s*MR .. s*MR + MR-1, column
- * after column: pa[s*kc*MR + p*MR + i]. Rows past mc are zeros. */
-static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
-    for (int64_t i0 = 0; i0 < mc; i0 += MR) {
-        int64_t mr = min64(MR, mc - i0);
-        for (int64_t p = 0; p < kc; p++, pa += MR)
-            for (int64_t i = 0; i < MR; i++) pa[i] = i < mr ? a[(i0 + i) * rs + p * cs] : 0.0f;
+/* The kernel reads a sliver of a through its strides, so a whole sliver of an a whose rows or
+ * whose columns are contiguous is read where it lies: each value, brought into the cache once,
+ * is used by every sliver of b. Copying it first cost as much as the kernel on lesson 7's
+ * products, which use a sliver only a few times. The other slivers (other strides, and one of
+ * fewer than MR rows at the bottom edge) are packed: their mr rows into MR rows of kc floats,
+ * pa[i*kc + p], zeros for the rows past mr. */
+static void pack_a(int64_t mr, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
+    for (int64_t i = 0; i < MR; i++, pa += kc) {
+        const float *row = a + i * rs;
+        if (i >= mr) memset(pa, 0, (size_t)kc * sizeof(float));
+        else if (cs == 1) memcpy(pa, row, (size_t)kc * sizeof(float));
+        else for (int64_t p = 0; p < kc; p++) pa[p] = row[p * cs];
     }
 }
 
@@ -173,14 +182,14 @@ static void pack_a(int64_t mc, int64_t kc, const float *a, int64_t rs, int64_t c
 /* One tile of out. A whole tile of an out whose rows are contiguous is added to in place; a
  * partial one (the right and bottom edges) or one of a strided out is computed into a zeroed
  * local tile, and the part that exists is added into out. */
-static void tile(Kernel *kernel, int64_t kc, const float *pa, const float *pb, float *out, int64_t rs, int64_t cs,
-                 int64_t mr, int64_t nr) {
+static void tile(Kernel *kernel, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *out,
+                 int64_t rs, int64_t cs, int64_t mr, int64_t nr) {
     if (mr == MR && nr == NR && cs == 1) {
-        kernel(kc, pa, pb, out, rs);
+        kernel(kc, a, a_rs, a_cs, pb, out, rs);
         return;
     }
     float t[MR * NR] = {0};
-    kernel(kc, pa, pb, t, NR);
+    kernel(kc, a, a_rs, a_cs, pb, t, NR);
     for (int64_t i = 0; i < mr; i++)
         for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * NR + j];
 }
@@ -191,14 +200,17 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
     Kernel *kernel = pick_kernel();
     /* One buffer for a packed block of a and one of b, no larger than this product needs, each
      * a whole number of 64-byte cache lines (16 floats), so packed b starts 64-byte aligned for
-     * the kernel's aligned loads. One allocation, not two: glibc gives blocks over 128 KB back
-     * to the system when they are freed, and with two it did so, then faulted the pages in
-     * again, on every call (a quarter of the time at 256^3). */
+     * the kernel's aligned loads. A small product uses a buffer of this thread's that lives on;
+     * a larger one allocates its own. One allocation, not two: glibc gives blocks over 128 KB
+     * back to the system when they are freed, and with two it did so, then faulted the pages
+     * in again, on every call (a quarter of the time at 256^3). */
+    static _Thread_local _Alignas(64) float small_buffer[GEMM_SMALL_BUFFER];
     size_t a_floats = (size_t)round_up(round_up(min64(m, MC), MR) * min64(k, KC), 16);
     size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);
-    float *pa = aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
-    if (!pa) return false; /* out of memory */
-    float *pb = pa + a_floats;
+    float *pb = a_floats + b_floats <= GEMM_SMALL_BUFFER ? small_buffer
+                                                         : aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
+    if (!pb) return false; /* out of memory */
+    float *pa = pb + b_floats;
     for (int64_t jc = 0; jc < n; jc += NC) { /* columns of b and out, NC at a time */
         int64_t nc = min64(NC, n - jc);
         for (int64_t pc = 0; pc < k; pc += KC) { /* the sum over p, KC terms at a time */
@@ -206,15 +218,28 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
             pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
             for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
                 int64_t mc = min64(MC, m - ic);
-                pack_a(mc, kc, a + ic * a_rs + pc * a_cs, a_rs, a_cs, pa);
+                /* where each sliver of this block is read: in place, or packed into pa */
+                const float *sliver[MC / MR];
+                int64_t sliver_rs[MC / MR], sliver_cs[MC / MR];
+                for (int64_t ir = 0; ir < mc; ir += MR) {
+                    const float *rows = a + (ic + ir) * a_rs + pc * a_cs;
+                    int64_t mr = min64(MR, mc - ir), s = ir / MR;
+                    if ((a_cs == 1 || a_rs == 1) && mr == MR) {
+                        sliver[s] = rows, sliver_rs[s] = a_rs, sliver_cs[s] = a_cs;
+                    } else {
+                        pack_a(mr, kc, rows, a_rs, a_cs, pa + ir * kc);
+                        sliver[s] = pa + ir * kc, sliver_rs[s] = kc, sliver_cs[s] = 1;
+                    }
+                }
                 for (int64_t jr = 0; jr < nc; jr += NR)     /* one sliver of b stays in L1 ... */
                     for (int64_t ir = 0; ir < mc; ir += MR) /* ... while the slivers of a stream past it */
-                        tile(kernel, kc, pa + ir * kc, pb + jr * kc, out + (ic + ir) * out_rs + (jc + jr) * out_cs,
-                             out_rs, out_cs, min64(MR, mc - ir), min64(NR, nc - jr));
+                        tile(kernel, kc, sliver[ir / MR], sliver_rs[ir / MR], sliver_cs[ir / MR], pb + jr * kc,
+                             out + (ic + ir) * out_rs + (jc + jr) * out_cs, out_rs, out_cs, min64(MR, mc - ir),
+                             min64(NR, nc - jr));
             }
         }
     }
-    free(pa);
+    if (pb != small_buffer) free(pb);
     return true;
 }
 

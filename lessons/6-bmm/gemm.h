@@ -17,6 +17,10 @@
  * the tests can aim at the sizes around them. */
 enum { GEMM_MR = 6, GEMM_NR = 16, GEMM_MC = 144, GEMM_KC = 256, GEMM_NC = 4096 };
 
+/* Products whose packed blocks fit in this many floats (384 KB) reuse a buffer of their thread's
+ * instead of allocating one. */
+enum { GEMM_SMALL_BUFFER = 98304 };
+
 /* out[i, j] += sum over p of a[i, p] * b[p, j], for an (m, k) a, a (k, n) b and an (m, n) out,
  * each read through its own row and column strides, so any view works: transposed, expanded
  * (stride 0), offset, negative strides. It adds into out, like every backward; for a fresh
