@@ -68,7 +68,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps grader-deps plot-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
+.PHONY: all test check deps grader-deps plot-deps words-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -106,6 +106,14 @@ BENCH_LIBS = $(if $(HAVE_OPENBLAS),-lopenblas)
 
 plot-deps:
 	@sh tests/ensure-deps.sh gnuplot
+
+# Lesson 7 reads Debian's English word list (wamerican), installed like Check. Whatever runs
+# lesson 7's programs waits for it; nothing else does.
+words-deps:
+	@sh tests/ensure-deps.sh words
+ifneq ($(filter lessons/7-train,$(or $(SELECTED),$(LESSON_DIRS))),)
+lesson7 train test check plot plots bench memcheck docs check-docs: | words-deps
+endif
 
 # ---- one block of rules per lesson -----------------------------------------------------
 define LESSON_RULES

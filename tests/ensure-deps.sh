@@ -6,6 +6,7 @@
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
 #   tests/ensure-deps.sh zip       zip and unzip (for make gradescope and its test)
 #   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
+#   tests/ensure-deps.sh words     Debian's English word list, wamerican (lesson 7's data)
 #   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
 #                                  PYTHON names the interpreter, /usr/bin/python3 by default)
 # As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
@@ -41,6 +42,11 @@ openblas)
     packages="libopenblas-dev"
     need="OpenBLAS"
     have_deps() { [ -n "$(find /usr/include -name cblas.h 2>/dev/null | head -n 1)" ]; }
+    ;;
+words)
+    packages="wamerican"
+    need="the English word list /usr/share/dict/american-english"
+    have_deps() { [ -f /usr/share/dict/american-english ]; }
     ;;
 golden)
     packages="python3-numpy python3-torch"

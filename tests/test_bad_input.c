@@ -4,6 +4,9 @@
  * that do not fit, indices and axes out of range, invalid permutations, ranks above the
  * maximum, zero-size dims, sizes that overflow, NaN and infinities, and misuse of backward.
  *
+ * Lesson 7 (train.h) adds its layers, the causal mask and the model: the same checks, and for
+ * the model a config, a T or an optimizer setting it cannot take.
+ *
  * Each test is one row of docs/bad-inputs.md. A call that must fail is checked three ways: it
  * returns NULL (or -1, or NaN), it records exactly the documented message, and it has no side
  * effect: it allocates nothing in the context (so it made no tensor and left no half-recorded
@@ -25,6 +28,7 @@
 #include "permute.h"
 #include "reduce.h"
 #include "softmax.h"
+#include "train.h"
 
 /* Under SANITIZE=1, AddressSanitizer aborts on an allocation it cannot serve unless told to
  * return NULL as malloc does; the out-of-memory row needs the library to see that NULL. */
@@ -183,6 +187,9 @@ static char *printed(char *buf, size_t size, const char *name, const Tensor *t, 
     return buf;
 }
 
+/* The model lesson 7 trains, small: V = 27, T = 8, C = 16, 2 heads, 2 layers, M = 64. */
+static const ModelConfig model_config = {.vocab = 27, .context = 8, .width = 16, .heads = 2, .layers = 2, .mlp = 64};
+
 /* ==== NULL ================================================================================== */
 
 /* Every function that takes a tensor, given NULL. EXPECT_PTR, EXPECT_INT and EXPECT_FLOAT are
@@ -228,7 +235,20 @@ static char *printed(char *buf, size_t size, const char *name, const Tensor *t, 
     EXPECT_PTR(tensor_gather_rows(NULL, (int64_t[]){0}, 1), "gather_rows: input table is NULL");                   \
     EXPECT_PTR(tensor_embedding(NULL, (int64_t[]){0}, DIMS(1)), "embedding: input table is NULL");                  \
     EXPECT_PTR(tensor_matmul(NULL, a), "matmul: input a is NULL");                                                   \
-    EXPECT_PTR(tensor_matmul(a, NULL), "matmul: input b is NULL")
+    EXPECT_PTR(tensor_matmul(a, NULL), "matmul: input b is NULL");                                                  \
+    EXPECT_PTR(tensor_gelu(NULL), "gelu: input x is NULL");                                                          \
+    EXPECT_PTR(tensor_layer_norm(NULL, a, a, 1e-5f), "layer_norm: input x is NULL");                                 \
+    EXPECT_PTR(tensor_layer_norm(a, NULL, a, 1e-5f), "layer_norm: input gamma is NULL");                             \
+    EXPECT_PTR(tensor_layer_norm(a, a, NULL, 1e-5f), "layer_norm: input beta is NULL");                              \
+    EXPECT_PTR(tensor_linear(NULL, a, a), "linear: input x is NULL");                                                \
+    EXPECT_PTR(tensor_linear(a, NULL, a), "linear: input w is NULL");                                                \
+    EXPECT_PTR(tensor_attention(NULL, a, a, a, a, a, a, 1), "attention: input x is NULL");                           \
+    EXPECT_PTR(tensor_attention(a, NULL, a, a, a, a, a, 1), "attention: input wq is NULL");                          \
+    EXPECT_PTR(tensor_attention(a, a, NULL, a, a, a, a, 1), "attention: input wk is NULL");                          \
+    EXPECT_PTR(tensor_attention(a, a, a, NULL, a, a, a, 1), "attention: input wv is NULL");                          \
+    EXPECT_PTR(tensor_attention(a, a, a, a, NULL, a, a, 1), "attention: input wo is NULL");                          \
+    EXPECT_PTR(tensor_attention(a, a, a, a, a, NULL, a, 1), "attention: input bo is NULL");                          \
+    EXPECT_PTR(tensor_attention(a, a, a, a, a, a, NULL, 1), "attention: input mask is NULL")
 
 START_TEST(test_null_tensor) {
     Scene s = scene();
@@ -273,9 +293,14 @@ START_TEST(test_null_ctx) {
     EXPECT_NULL(tensor_from(NULL, DIMS(1), VALUES(1)), "tensor_from: ctx is NULL");
     EXPECT_NULL(tensor_scalar(NULL, 1), "tensor_scalar: ctx is NULL");
     EXPECT_NULL(ctx_alloc(NULL, 8), "ctx_alloc: ctx is NULL");
+    EXPECT_NULL(causal_mask(NULL, 3), "causal_mask: ctx is NULL");
+    Model m;
+    EXPECT_MINUS_ONE(model_init(&m, NULL, &model_config, 1), "model_init: ctx is NULL");
     tensor_clear_error();
     ck_assert_uint_eq(ctx_bytes(NULL), 0);
     ctx_zero_grads(NULL);
+    ctx_mark(NULL);
+    ctx_reset(NULL);
     ctx_free(NULL);
     ck_assert_ptr_null(tensor_error());
     EXPECT_TAPE_INTACT(s);
@@ -324,6 +349,27 @@ START_TEST(test_null_pointers) {
     ck_assert_int_eq(tensor_numel(RESULT(tensor_from(test_ctx, DIMS(0, 3), NULL, 0))), 0);
     tensor_fprint(NULL, "a", a, NULL);
     tensor_fdescribe(NULL, "a", a);
+    /* the model: no model, a model never made, no config, no tokens, no targets, no optimizer */
+    Model m, unmade;
+    memset(&unmade, 0, sizeof unmade);
+    int64_t tokens[2] = {0, 1};
+    const AdamW opt = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f};
+    ck_assert_int_eq(model_init(&m, test_ctx, &model_config, 1), 0);
+    EXPECT_FALSE(model_config_valid("model_init", NULL), "model_init: config is NULL");
+    EXPECT_MINUS_ONE(model_init(NULL, test_ctx, &model_config, 1), "model_init: model is NULL");
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, NULL, 1), "model_init: config is NULL");
+    EXPECT_NULL(model_logits(NULL, tokens, 1, 2), "model_logits: the model is NULL or not made (model_init)");
+    EXPECT_NULL(model_logits(&unmade, tokens, 1, 2), "model_logits: the model is NULL or not made (model_init)");
+    EXPECT_NULL(model_logits(&m, NULL, 1, 2),
+                "model_logits: tokens (B, T) = (1,2) given as NULL: needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_loss(NULL, tokens, tokens, 1, 2), "model_logits: the model is NULL or not made (model_init)");
+    EXPECT_NULL(model_loss(&m, NULL, tokens, 1, 2),
+                "model_logits: tokens (B, T) = (1,2) given as NULL: needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_loss(&m, tokens, NULL, 1, 2), "model_loss: targets given as NULL");
+    EXPECT_MINUS_ONE(model_adamw_step(NULL, &opt), "adamw_step: the model is NULL or not made (model_init)");
+    EXPECT_MINUS_ONE(model_adamw_step(&unmade, &opt), "adamw_step: the model is NULL or not made (model_init)");
+    EXPECT_MINUS_ONE(model_adamw_step(&m, NULL), "adamw_step: needs lr, eps and weight_decay >= 0 and betas in [0, 1) (opt is NULL)");
+    ck_assert_int_eq(m.steps, 0);
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -519,6 +565,35 @@ START_TEST(test_shapes_that_must_match) {
                 "cross_entropy: 1 targets for logits of shape (2,3); there must be one per row");
     EXPECT_NULL(tensor_cross_entropy(logits, (int64_t[]){0, 0, 0}, 3),
                 "cross_entropy: 3 targets for logits of shape (2,3); there must be one per row");
+    /* lesson 7: a gain and a bias (C,) for x (..., C), even where (1,) would broadcast; w (K, N) and b (N,) */
+    Tensor *one = tensor_zeros(test_ctx, DIMS(1)), *w35 = tensor_zeros(test_ctx, DIMS(3, 5));
+    const char *needs_c = "needs gamma and beta of shape (C,) for its last dim C > 0";
+    char want[256];
+#define LN_WANT(x, gamma, beta) (snprintf(want, sizeof want, "layer_norm: x %s %s, got %s and %s", x, needs_c, gamma, beta), want)
+    EXPECT_NULL(tensor_layer_norm(a, v4, row, 1e-5f), LN_WANT("(2,3)", "(4,)", "(3,)"));
+    EXPECT_NULL(tensor_layer_norm(a, row, v4, 1e-5f), LN_WANT("(2,3)", "(3,)", "(4,)"));
+    EXPECT_NULL(tensor_layer_norm(a, one, row, 1e-5f), LN_WANT("(2,3)", "(1,)", "(3,)"));
+    EXPECT_NULL(tensor_layer_norm(s.t, row, row, 1e-5f), LN_WANT("(3,2)", "(3,)", "(3,)"));
+#undef LN_WANT
+    EXPECT_NULL(tensor_linear(a, m45, NULL), "linear: x (2,3) @ w (4,5) + b NULL: needs x (..., K), w (K, N), b (N,)");
+    EXPECT_NULL(tensor_linear(s.t, w35, NULL), "linear: x (3,2) @ w (3,5) + b NULL: needs x (..., K), w (K, N), b (N,)");
+    EXPECT_NULL(tensor_linear(a, w35, v4), "linear: x (2,3) @ w (3,5) + b (4,): needs x (..., K), w (K, N), b (N,)");
+    /* attention: x (B, T, C) = (2,3,4) needs wq, wk, wv, wo (C, C), bo (C,), a (T, T) mask and heads dividing C */
+    Tensor *x = tensor_zeros(test_ctx, DIMS(2, 3, 4)), *w = tensor_zeros(test_ctx, DIMS(4, 4));
+    Tensor *w43 = tensor_zeros(test_ctx, DIMS(4, 3)), *mask = causal_mask(test_ctx, 3), *mask4 = causal_mask(test_ctx, 4);
+    EXPECT_NULL(tensor_attention(x, w43, w, w, w, v4, mask, 2), "attention: wq must be (C, C) = (4,4) for x (2,3,4), got (4,3)");
+    EXPECT_NULL(tensor_attention(x, w, m45, w, w, v4, mask, 2), "attention: wk must be (C, C) = (4,4) for x (2,3,4), got (4,5)");
+    EXPECT_NULL(tensor_attention(x, w, w, v4, w, v4, mask, 2), "attention: wv must be (C, C) = (4,4) for x (2,3,4), got (4,)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w43, v4, mask, 2), "attention: wo must be (C, C) = (4,4) for x (2,3,4), got (4,3)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, row, mask, 2), "attention: bo must be (C,) = (4,) for x (2,3,4), got (3,)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, mask4, 2), "attention: the mask must be (T, T) = (3,3), got (4,4)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, w, 2), "attention: the mask must be (T, T) = (3,3), got (4,4)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, mask, 3),
+                "attention: x must be (B, T, C) with C divisible by the 3 heads, got (2,3,4)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, mask, 0),
+                "attention: x must be (B, T, C) with C divisible by the 0 heads, got (2,3,4)");
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, mask, -2),
+                "attention: x must be (B, T, C) with C divisible by the -2 heads, got (2,3,4)");
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -541,6 +616,21 @@ START_TEST(test_wrong_rank) {
     EXPECT_NULL(tensor_embedding(v, (int64_t[]){0}, DIMS(1)), "embedding: the table must have shape (V, D), got (3,)");
     NdIter it;
     EXPECT_VOID(nditer_init_rows(&it, scalar), !nditer_next(&it), "nditer_init_rows: a rank-0 tensor (a scalar) has no rows");
+    /* lesson 7: layer norm of a scalar, a gain of rank 2; a weight of rank 1, a scalar input; attention of (T, C) */
+    Tensor *one = tensor_zeros(test_ctx, DIMS(1)), *row13 = tensor_zeros(test_ctx, DIMS(1, 3));
+    Tensor *w135 = tensor_zeros(test_ctx, DIMS(1, 3, 5)), *w35 = tensor_zeros(test_ctx, DIMS(3, 5));
+    EXPECT_NULL(tensor_layer_norm(scalar, one, one, 1e-5f),
+                "layer_norm: x () needs gamma and beta of shape (C,) for its last dim C > 0, got (1,) and (1,)");
+    EXPECT_NULL(tensor_layer_norm(a, row13, v, 1e-5f),
+                "layer_norm: x (2,3) needs gamma and beta of shape (C,) for its last dim C > 0, got (1,3) and (3,)");
+    EXPECT_NULL(tensor_linear(a, v, NULL), "linear: x (2,3) @ w (3,) + b NULL: needs x (..., K), w (K, N), b (N,)");
+    EXPECT_NULL(tensor_linear(a, w135, NULL), "linear: x (2,3) @ w (1,3,5) + b NULL: needs x (..., K), w (K, N), b (N,)");
+    EXPECT_NULL(tensor_linear(scalar, row13, NULL), "linear: x () @ w (1,3) + b NULL: needs x (..., K), w (K, N), b (N,)");
+    EXPECT_NULL(tensor_linear(a, w35, row13), "linear: x (2,3) @ w (3,5) + b (1,3): needs x (..., K), w (K, N), b (N,)");
+    Tensor *w = tensor_zeros(test_ctx, DIMS(3, 3)), *mask = causal_mask(test_ctx, 2), *x4 = tensor_zeros(test_ctx, DIMS(1, 1, 2, 3));
+    EXPECT_NULL(tensor_attention(a, w, w, w, w, v, mask, 1), "attention: x must be (B, T, C) with C divisible by the 1 heads, got (2,3)");
+    EXPECT_NULL(tensor_attention(x4, w, w, w, w, v, mask, 1),
+                "attention: x must be (B, T, C) with C divisible by the 1 heads, got (1,1,2,3)");
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -631,6 +721,19 @@ START_TEST(test_index_out_of_range) {
     EXPECT_NULL(tensor_cross_entropy(logits, (int64_t[]){-1, 0}, 2), "cross_entropy: target -1 at position 0 is out of range for 3 classes");
     EXPECT_NAN(tensor_get(a, (int64_t[]){2, 0}), "get: index 2 is out of range for dim 0 of shape (2,3)");
     EXPECT_NAN(tensor_get(s.t, (int64_t[]){0, -1}), "get: index -1 is out of range for dim 1 of shape (3,2)");
+    /* the model's tokens and targets: characters 0 to 26 */
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &model_config, 1), 0);
+    int64_t tokens[2][4] = {{0, 1, 2, 3}, {4, 27, 5, 6}}, targets[2][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}};
+    EXPECT_NULL(model_logits(&m, tokens[0], 2, 4),
+                "embedding: index 27 at position (1,1) is out of range for a table of 27 rows (valid: 0 to 26)");
+    tokens[1][1] = -1;
+    EXPECT_NULL(model_loss(&m, tokens[0], targets[0], 2, 4),
+                "embedding: index -1 at position (1,1) is out of range for a table of 27 rows (valid: 0 to 26)");
+    tokens[1][1] = 0;
+    targets[0][3] = 27;
+    EXPECT_NULL(model_loss(&m, tokens[0], targets[0], 2, 4),
+                "model_loss: target 27 at position (0,3) is out of range for 27 classes (valid: 0 to 26)");
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -700,6 +803,14 @@ START_TEST(test_zero_size_dims) {
     tensor_clear_error();
     ck_assert_int_eq(tensor_backward(tensor_mean(e)), 0);
     EXPECT_SHAPE(tensor_grad(e), DIMS(0), "the gradient of an empty leaf");
+    /* lesson 7: no rows are fine, rows of no columns have no mean to take */
+    Tensor *row3 = tensor_zeros(test_ctx, DIMS(3)), *none0 = tensor_zeros(test_ctx, DIMS(0));
+    EXPECT_SHAPE(RESULT(tensor_gelu(e20)), DIMS(2, 0), "gelu of (2,0)");
+    EXPECT_SHAPE(RESULT(tensor_layer_norm(e03, row3, row3, 1e-5f)), DIMS(0, 3), "layer_norm of (0,3)");
+    EXPECT_NULL(tensor_layer_norm(e20, none0, none0, 1e-5f),
+                "layer_norm: x (2,0) needs gamma and beta of shape (C,) for its last dim C > 0, got (0,) and (0,)");
+    EXPECT_SHAPE(RESULT(tensor_linear(e03, tensor_zeros(test_ctx, DIMS(3, 2)), NULL)), DIMS(0, 2), "linear of (0,3)");
+    EXPECT_SHAPE(RESULT(causal_mask(test_ctx, 0)), DIMS(0, 0), "causal_mask of T = 0");
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -778,10 +889,74 @@ START_TEST(test_nan_and_inf) {
     tensor_clear_error();
     ck_assert(isnan(tensor_item(tensor_scalar(c, nan))));
     ck_assert_ptr_null(tensor_error());
+    /* gelu: x/2 * (1 + tanh(u)) at -inf is -inf * 0, nan, as in PyTorch; the tails are exact */
+    EXPECT_VALUES(RESULT(tensor_gelu(tensor_from(c, DIMS(5), VALUES(-inf, inf, nan, -20, 20)))), VALUES(nan, inf, nan, 0, 20), 0,
+                  "gelu of -inf, inf, nan, -20, 20");
     /* the textbook softmax overflows (lesson 3); it has no error channel */
     float naive[3];
     softmax_naive_row((const float[]){0, 1, 1000}, 3, naive);
     ck_assert(naive[0] == 0 && naive[1] == 0 && isnan(naive[2]));
+    EXPECT_TAPE_INTACT(s);
+}
+END_TEST
+
+/* ==== lesson 7: settings a layer, the model or AdamW cannot take ============================== */
+
+START_TEST(test_model_settings) {
+    Scene s = scene();
+    Tensor *a = s.a, *row = tensor_zeros(test_ctx, DIMS(3));
+    EXPECT_NULL(tensor_layer_norm(a, row, row, 0), "layer_norm: eps must be > 0, got 0");
+    EXPECT_NULL(tensor_layer_norm(a, row, row, -1e-5f), "layer_norm: eps must be > 0, got -1e-05");
+    EXPECT_NULL(tensor_layer_norm(a, row, row, NAN), "layer_norm: eps must be > 0, got nan");
+    EXPECT_NULL(causal_mask(test_ctx, -1), "causal_mask: T must be >= 0, got -1");
+    /* a config: heads that do not divide the width, no layers, more than MODEL_MAX_LAYERS, an empty vocabulary */
+    const char *not_a_model = "is not a model: every size >= 1, heads dividing width, 1 to 8 layers";
+    char want[256];
+#define CONFIG_WANT(op, v, h, l) (snprintf(want, sizeof want, "%s: config vocab %d, context 8, width 16, heads %d, layers %d, mlp 64 %s", \
+                                           op, v, h, l, not_a_model), want)
+    ModelConfig bad = model_config;
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &model_config, 1), 0);
+    bad.heads = 3;
+    EXPECT_FALSE(model_config_valid("model_init", &bad), CONFIG_WANT("model_init", 27, 3, 2));
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, &bad, 1), CONFIG_WANT("model_init", 27, 3, 2));
+    bad.heads = 0;
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, &bad, 1), CONFIG_WANT("model_init", 27, 0, 2));
+    bad = model_config, bad.layers = 0;
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, &bad, 1), CONFIG_WANT("model_init", 27, 2, 0));
+    bad.layers = MODEL_MAX_LAYERS + 1;
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, &bad, 1), CONFIG_WANT("model_init", 27, 2, 9));
+    bad = model_config, bad.vocab = 0;
+    EXPECT_MINUS_ONE(model_init(&m, test_ctx, &bad, 1), CONFIG_WANT("model_init", 0, 2, 2));
+#undef CONFIG_WANT
+    ck_assert_int_eq(m.n_params, 6 + 13 * 2); /* a failed model_init left the model as it was */
+    /* a batch the model cannot take: T above the context, no sequences, no characters */
+    int64_t tokens[18] = {0};
+    EXPECT_NULL(model_logits(&m, tokens, 2, 9), "model_logits: tokens (B, T) = (2,9): needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_loss(&m, tokens, tokens, 2, 9), "model_logits: tokens (B, T) = (2,9): needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_logits(&m, tokens, 0, 8), "model_logits: tokens (B, T) = (0,8): needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_logits(&m, tokens, 2, 0), "model_logits: tokens (B, T) = (2,0): needs B >= 1 and 1 <= T <= 8 (the context)");
+    EXPECT_NULL(model_logits(&m, tokens, -1, 8), "model_logits: tokens (B, T) = (-1,8): needs B >= 1 and 1 <= T <= 8 (the context)");
+    /* AdamW: a step that cannot be taken changes no parameter, no moment and not the count of steps */
+    const AdamW good = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f};
+    watch(m.params[0]);
+    watch(m.adam_m[0]);
+    watch(m.adam_v[0]);
+    const char *needs = "adamw_step: needs lr, eps and weight_decay >= 0 and betas in [0, 1)";
+    AdamW opt = good;
+    opt.lr = -0.01f;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    opt.lr = NAN;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    opt = good, opt.beta1 = 1;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    opt = good, opt.beta2 = -0.5f;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    opt = good, opt.eps = -1e-8f;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    opt = good, opt.weight_decay = -0.1f;
+    EXPECT_MINUS_ONE(model_adamw_step(&m, &opt), needs);
+    ck_assert_int_eq(m.steps, 0);
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -992,6 +1167,8 @@ int main(int argc, char **argv) {
     TCase *numbers = add_test_case(suite, "documented results");
     add_test(numbers, test_zero_size_dims);
     add_test(numbers, test_nan_and_inf);
+    TCase *model = add_test_case(suite, "lesson 7's model and AdamW");
+    add_test(model, test_model_settings);
     TCase *autodiff = add_test_case(suite, "backward and the tape");
     add_test(autodiff, test_backward_non_scalar);
     add_test(autodiff, test_backward_twice);

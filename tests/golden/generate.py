@@ -6,7 +6,7 @@ numpy for the index arithmetic): the inputs, the forward output, the upstream gr
 gradient of every input. `make golden` runs it with Debian's python3-numpy and python3-torch;
 the files are committed, so the tests themselves need no Python.
 
-File format, one directive per line (values after ':' are float32 in %.9g):
+File format of the per-op files, one directive per line (values after ':' are float32 in %.9g):
   case OP [PARAM ...]          begins a case
   input NAME RANK DIM... : V...   a leaf tensor (its gradient is checked)
   view NAME transpose | expand RANK DIM...   how the op sees that input
@@ -16,7 +16,25 @@ File format, one directive per line (values after ':' are float32 in %.9g):
   output RANK DIM... : V...    the forward result
   grad NAME : V...             the gradient of input NAME, in its own (leaf) shape
   end
+
+model.txt (lesson 7) is one whole model instead: lessons/7-train/torch_model.py with its
+own initial parameters (init_params, PyTorch's generator), which the C test loads into its
+model; the logits and loss of one batch, every parameter's gradient after one backward, and
+every parameter after STEPS AdamW steps (each: zero the gradients, the loss of the same batch,
+backward, step). One directive per line, floats in %.9g:
+  config V T C H LAYERS M      vocab, context, width, heads, layers, MLP units
+  batch B T                    the batch: B sequences of T tokens
+  tokens : I...                B*T token ids, row-major
+  targets : I...               B*T next tokens, row-major
+  adamw LR BETA1 BETA2 EPS WEIGHT_DECAY STEPS   (the decay on the matrices only)
+  param NAME RANK DIM... : V...   a parameter's initial value, in param_shapes order
+  logits RANK DIM... : V...    (B, T, V) for the batch
+  loss : V                     the mean cross-entropy
+  grad NAME : V...             the gradient of parameter NAME after one backward
+  after NAME : V...            parameter NAME after the STEPS AdamW steps
+  end
 """
+import os
 import sys
 
 import numpy as np
@@ -280,6 +298,80 @@ def lesson6(rng):
     w.close()
 
 
+def lesson7(rng):
+    w = Writer("train")
+    for i in range(40):  # gelu (tanh form), elementwise; some through a transposed or expanded view
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(rng.integers(0 if rng.random() < 0.05 else 1, 6)) for _ in range(rank))
+        scale = [1.0, 3.0, 6.0][i % 3]  # 6: the tails, where gelu(x) tends to x and to 0
+        x, view = rand(rng, shape, -scale, scale), {}
+        r = rng.random()
+        if rank >= 2 and r < 0.3:  # the leaf is stored transposed: its last two dims swapped
+            x, view = np.ascontiguousarray(np.swapaxes(x, -1, -2)), {"x": ("transpose",)}
+        elif r < 0.45 and shape[0] > 1:  # one row expanded along dim 0
+            x, view = rand(rng, (1,) + shape[1:], -scale, scale), {"x": ("expand", shape)}
+        inputs = [("x", x)]
+        out, up = run(lambda t: torch.nn.functional.gelu(t, approximate="tanh"), inputs, view, rng)
+        w.case("gelu", [], inputs, view, out, up)
+    for i in range(40):  # layer norm over the last dim C, with gain gamma (C,) and bias beta (C,)
+        rank = int(rng.integers(1, 5))
+        c = int(rng.choice([1, 2, 3, 4, 5, 8, 16]))
+        shape = tuple(int(rng.integers(0 if rng.random() < 0.05 else 1, 4)) for _ in range(rank - 1)) + (c,)
+        # eps 0.5: large enough that a missing eps shows. A row of one (C = 1) has variance 0, so
+        # it is scaled by 1/sqrt(eps), 316 for 1e-5, where PyTorch's own float32 result is off by
+        # a unit in the last place of 316 |x|: such rows get eps 0.5.
+        eps = 0.5 if c == 1 or i % 4 == 3 else 1e-5
+        shift = np.float32(rng.uniform(-3, 3))  # rows that do not have mean 0 already
+        x = rand(rng, shape) + shift
+        while c > 1 and x.size and x.std(-1).min() < 0.3:  # a row of nearly equal values scales its
+            x = rand(rng, shape) + shift                    # rounding errors by 1/std: redrawn
+        views = {}
+        r = rng.random()
+        if rank >= 2 and r < 0.3:
+            x, views = np.ascontiguousarray(np.swapaxes(x, -1, -2)), {"x": ("transpose",)}
+        elif rank >= 2 and r < 0.45 and shape[0] > 1:  # along a batch dim (along C, a row would be constant)
+            x, views = x[:1], {"x": ("expand", shape)}
+        gamma = rand(rng, (c,))
+        if c > 1 and rng.random() < 0.15:  # one gain for every column, as a stride-0 view
+            gamma, views["gamma"] = rand(rng, (1,)), ("expand", (c,))
+        inputs = [("x", x), ("gamma", gamma), ("beta", rand(rng, (c,)))]
+        out, up = run(lambda t, g, b: torch.nn.functional.layer_norm(t, (c,), g, b, eps), inputs, views, rng)
+        w.case("layer_norm", ["%g" % eps], inputs, views, out, up)
+    w.close()
+
+
+def lesson7_model(rng):
+    """model.txt: the whole model of lesson 7 (format in the docstring above)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lessons", "7-train"))
+    import torch_model
+    config, batch, seed = (27, 8, 16, 2, 2, 64), (4, 8), 7
+    lr, beta1, beta2, eps, decay, steps = 0.01, 0.9, 0.99, 1e-8, 0.1, 3
+    tokens = torch.tensor(rng.integers(0, config[0], size=batch), dtype=torch.long)
+    targets = torch.tensor(rng.integers(0, config[0], size=batch), dtype=torch.long)
+    params = torch_model.init_params(config, seed)
+    shapes = torch_model.param_shapes(*config)
+    w = Writer("model")
+    w.lines += ["config %s" % " ".join(str(v) for v in config), "batch %d %d" % batch,
+                "tokens : %s" % " ".join(str(int(i)) for i in tokens.reshape(-1)),
+                "targets : %s" % " ".join(str(int(i)) for i in targets.reshape(-1)),
+                "adamw %s %d" % (" ".join("%.9g" % v for v in (lr, beta1, beta2, eps, decay)), steps)]
+    w.lines += ["param %s %s : %s" % (name, shape_str(shape), fmt(params[name].detach())) for name, shape in shapes]
+    loss, logits = torch_model.loss_of(params, config, tokens, targets)
+    loss.backward()
+    w.lines += ["logits %s : %s" % (shape_str(logits.shape), fmt(logits.detach())), "loss : %s" % fmt(loss.detach())]
+    w.lines += ["grad %s : %s" % (name, fmt(params[name].grad)) for name, _ in shapes]
+    opt = torch_model.optimizer(params, lr, beta1, beta2, eps, decay)
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=False)
+        loss, _ = torch_model.loss_of(params, config, tokens, targets)
+        loss.backward()
+        opt.step()
+    w.lines += ["after %s : %s" % (name, fmt(params[name].detach())) for name, _ in shapes]
+    w.lines.append("end")
+    w.count = 1
+    w.close()
+
+
 def main():
     lesson1(np.random.default_rng(1))
     lesson2(np.random.default_rng(2))
@@ -287,6 +379,8 @@ def main():
     lesson4(np.random.default_rng(4))
     lesson5(np.random.default_rng(5))
     lesson6(np.random.default_rng(6))
+    lesson7(np.random.default_rng(7))
+    lesson7_model(np.random.default_rng(8))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+/*
+ * bench.c - lesson 7's benchmark (`make lesson7 bench`): one training step of the lesson's
+ * model (run.h: forward, backward, AdamW, ctx_reset) against the same step in PyTorch on the
+ * CPU with one thread (torch_model.py, run by Debian's /usr/bin/python3 with python3-torch).
+ *
+ * The two are timed in turns, twice each: PyTorch's steps in a process of its own, then ours,
+ * then both again; each side keeps its best time, since noise only ever adds time. The target:
+ * our step takes at most half of PyTorch's. Without python3-torch the comparison is skipped
+ * with a message, and our time is still printed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "data.h"
+#include "run.h"
+
+typedef struct {
+    Model *m;
+    const Words *w;
+    Rng rng;
+    int64_t x[RUN_BATCH * 64], y[RUN_BATCH * 64];
+    AdamW opt;
+} Step;
+
+static void step(void *arg) {
+    Step *s = arg;
+    int64_t t = s->m->config.context;
+    batch_sample(&s->w->train, RUN_BATCH, t, &s->rng, s->x, s->y);
+    ctx_zero_grads(s->m->ctx);
+    Tensor *loss = model_loss(s->m, s->x, s->y, RUN_BATCH, t);
+    if (!loss || tensor_backward(loss) < 0 || model_adamw_step(s->m, &s->opt) < 0) {
+        fprintf(stderr, "bench: %s\n", tensor_error());
+        exit(2);
+    }
+    ctx_reset(s->m->ctx);
+}
+
+/* PyTorch's best step time in ms from `steps` timed steps, or a negative number (with why in
+ * `why`) when it cannot run. */
+static double torch_step_ms(int steps, char *version, size_t vsize, char *why, size_t wsize) {
+    const ModelConfig *c = &RUN_CONFIG;
+    char command[512];
+    snprintf(command, sizeof command, "/usr/bin/python3 lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1",
+             RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads, (long long)c->layers,
+             (long long)c->mlp, steps);
+    FILE *p = popen(command, "r");
+    if (!p) return snprintf(why, wsize, "cannot start /usr/bin/python3 (sudo apt-get install -y python3-torch)"), -1;
+    char line[512];
+    double best = -1, median;
+    why[0] = '\0';
+    while (fgets(line, sizeof line, p)) {
+        if (sscanf(line, "torch_step_ms %lf %lf", &best, &median) == 2) continue;
+        if (sscanf(line, "torch_version %63s", version) == 1) continue;
+        if (strstr(line, "No module named"))
+            snprintf(why, wsize, "python3-torch is not installed: sudo apt-get install -y python3-torch");
+        else if (strstr(line, "rror") || strstr(line, "can't open"))
+            snprintf(why, wsize, "%.*s", (int)strcspn(line, "\n"), line);
+    }
+    int status = pclose(p);
+    if (best < 0 || status != 0) {
+        if (!why[0]) snprintf(why, wsize, "torch_model.py did not report a time (exit status %d)", status);
+        return -1;
+    }
+    (void)vsize;
+    return best;
+}
+
+int main(int argc, char **argv) {
+    BenchOptions o = bench_start(argc, argv, "lesson 7: one training step, against PyTorch on one thread",
+                                 "usage: bench [--quick] [--steps N]\n"
+                                 "  times one training step of the lesson's model (forward, backward, AdamW)\n"
+                                 "  and the same step in PyTorch (CPU, one thread), in turns\n");
+    int steps = (int)bench_option_int(&o, "steps", o.quick ? 5 : 60);
+    Words w;
+    if (words_load(&w, getenv("COURSE_WORDS"), RUN_SEED) < 0) {
+        fprintf(stderr, "bench: %s\n", tensor_error());
+        return 2;
+    }
+    bench_warm_heap(64 << 20);
+    Ctx *ctx = ctx_new();
+    Model m;
+    if (!ctx || model_init(&m, ctx, &RUN_CONFIG, RUN_SEED) < 0) {
+        fprintf(stderr, "bench: %s\n", tensor_error());
+        return 2;
+    }
+    ctx_mark(ctx);
+    Step *s = calloc(1, sizeof *s);
+    *s = (Step){.m = &m, .w = &w, .rng = rng_seeded(1), .opt = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f}};
+    const ModelConfig *c = &RUN_CONFIG;
+    printf("model: %lld blocks, width %lld, %lld heads, context %lld, batch %d: %lld parameters, %d tokens a step\n",
+           (long long)c->layers, (long long)c->width, (long long)c->heads, (long long)c->context, RUN_BATCH,
+           (long long)model_param_count(&m), RUN_BATCH * (int)c->context);
+
+    char version[64] = "?", why[512];
+    double torch_best = -1, ours_best = -1;
+    bool torch_ok = true;
+    for (int round = 0; round < 2; round++) {
+        if (torch_ok) {
+            double t = torch_step_ms(steps, version, sizeof version, why, sizeof why);
+            if (t < 0) torch_ok = false;
+            else if (torch_best < 0 || t < torch_best) torch_best = t;
+        }
+        BenchTime ours = bench_time(step, s, 3, steps, 0.0);
+        if (ours_best < 0 || 1e3 * ours.best < ours_best) ours_best = 1e3 * ours.best;
+        if (o.quick) break;
+    }
+    printf("\n%-36s %10s\n", "one training step", "best ms");
+    printf("%-36s %10.3f\n", "this course's library", ours_best);
+    if (!torch_ok) {
+        printf("PyTorch: skipped: %s\n", why);
+    } else {
+        printf("%-36s %10.3f\n", "PyTorch (CPU, 1 thread)", torch_best);
+        printf("PyTorch %s; our time over PyTorch's: %.2f\n\n", version, ours_best / torch_best);
+        bench_target_at_most("our training step / PyTorch's", ours_best / torch_best, 0.5);
+    }
+    free(s);
+    ctx_free(ctx);
+    words_free(&w);
+    return 0;
+}

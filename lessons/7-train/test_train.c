@@ -1,0 +1,563 @@
+/*
+ * test_train.c - lesson 7's core tests: the arena's mark and reset, GELU, layer norm,
+ * attention, the whole model against PyTorch (tests/golden/model.txt) and against central
+ * differences, AdamW, the data, the checkpoint format, and a short training run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bmm.h"
+#include "broadcast.h"
+#include "data.h"
+#include "harness.h"
+#include "kernels.h"
+#include "permute.h"
+#include "reduce.h"
+#include "softmax.h"
+#include "train.h"
+
+static const ModelConfig TINY = {.vocab = 27, .context = 4, .width = 8, .heads = 2, .layers = 2, .mlp = 16};
+
+/* ==== the arena: parameters outlive each step ============================================= */
+
+START_TEST(test_mark_and_reset) {
+    Ctx *ctx = ctx_new();
+    Tensor *w = tensor_requires_grad(tensor_from(ctx, DIMS(2), VALUES(1, 2)));
+    ck_assert_ptr_nonnull(tensor_grad(w)); /* made before the mark: it stays */
+    ctx_mark(ctx);
+    size_t bytes = ctx_bytes(ctx);
+    for (int step = 0; step < 50; step++) {
+        Tensor *big = tensor_zeros(ctx, DIMS(300, 300)); /* a block of its own */
+        Tensor *loss = tensor_sum(tensor_mul(tensor_mul_scalar(w, 3), tensor_add_scalar(w, 1)));
+        ck_assert_ptr_nonnull(big);
+        const float *z = tensor_data(big);
+        int64_t i = 0, n = tensor_numel(big);
+        while (i < n && z[i] == 0.0f) i++;
+        ck_assert_msg(i == n, "step %d: tensor_zeros after ctx_reset gave %g at %lld", step, (double)z[i < n ? i : 0],
+                      (long long)i);
+        tensor_data(big)[7] = 5.0f; /* dirty it: the next step's zeros must not see this */
+        ck_assert_int_eq(tensor_backward(loss), 0);
+        ctx_reset(ctx);
+        ck_assert_msg(ctx_bytes(ctx) == bytes, "step %d: ctx holds %zu bytes after ctx_reset, %zu at the mark", step,
+                      ctx_bytes(ctx), bytes);
+    }
+    /* d/dw sum(3w (w + 1)) = 6w + 3, 50 times over */
+    EXPECT_VALUES(tensor_grad(w), VALUES(50 * 9, 50 * 15), 1e-3f, "the kept gradient, accumulated over 50 steps");
+    EXPECT_VALUES(w, VALUES(1, 2), 0, "a parameter made before the mark");
+
+    /* a gradient made after the mark is dropped with the step */
+    Tensor *late = tensor_requires_grad(tensor_from(ctx, DIMS(1), VALUES(4)));
+    ctx_mark(ctx);
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(late, late))), 0);
+    ck_assert_ptr_nonnull(late->grad);
+    ctx_reset(ctx);
+    ck_assert_msg(late->grad == NULL, "a gradient made after the mark survived ctx_reset (it lives in freed memory)");
+    EXPECT_VALUES(tensor_grad(late), VALUES(0), 0, "the gradient made again after the reset");
+    ctx_free(ctx);
+
+    /* no mark: everything goes, the ctx stays usable */
+    Ctx *c2 = ctx_new();
+    tensor_zeros(c2, DIMS(100000));
+    ctx_reset(c2);
+    ck_assert_uint_eq(ctx_bytes(c2), 0);
+    EXPECT_VALUES(EXPECT_OK(tensor_from(c2, DIMS(2), VALUES(3, 4))), VALUES(3, 4), 0, "a tensor after a full reset");
+    ctx_free(c2);
+    ctx_mark(NULL);
+    ctx_reset(NULL);
+}
+END_TEST
+
+/* ==== GELU ================================================================================= */
+
+static Tensor *gelu_fn(Tensor *const *in, void *arg) {
+    (void)arg;
+    return tensor_gelu(in[0]);
+}
+
+START_TEST(test_gelu) {
+    /* PyTorch 1.13, F.gelu(x, approximate="tanh") */
+    Tensor *x = tensor_from(test_ctx, DIMS(6), VALUES(-3, -1, 0, 0.5f, 1, 3));
+    const float want[6] = {-0.00363739808f, -0.158808023f, 0.0f, 0.345714003f, 0.841191947f, 2.99636269f};
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        char what[64];
+        snprintf(what, sizeof what, "gelu with %s kernels", use_kernels(*mode));
+        EXPECT_VALUES_ARRAY(EXPECT_OK(tensor_gelu(x)), want, 6, 2e-6f, what);
+        /* a transposed view goes through the reference's odometer: the same values */
+        Rng rng = rng_seeded(test_seed());
+        Tensor *m = random_tensor(test_ctx, &rng, DIMS(5, 7), -4, 4);
+        Tensor *mt = tensor_transpose(m, 0, 1), *copy = tensor_contiguous(mt);
+        Tensor *a = tensor_gelu(mt), *b = tensor_gelu(copy);
+        EXPECT_VALUES_ARRAY(a, tensor_data(b), 35, 1e-6f, "gelu of a transposed view, against its contiguous copy");
+    }
+    Rng rng = rng_seeded(test_seed() + 1);
+    Tensor *g = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -3, 3));
+    EXPECT_GRADCHECK(gelu_fn, NULL, &g, 1, "gelu");
+    Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 2, 3), -3, 3));
+    EXPECT_GRADCHECK(gelu_fn, NULL, &v, 1, "gelu of a (2,2,3) tensor");
+}
+END_TEST
+
+/* The fast backward (contiguous) and the reference (any view) agree. */
+START_TEST(test_gelu_backward_paths) {
+    Rng rng = rng_seeded(test_seed() + 2);
+    Tensor *base = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(6, 9), -5, 5));
+    Tensor *u = random_tensor(test_ctx, &rng, DIMS(9, 6), -1, 1);
+    float reference[54];
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        use_kernels(*mode);
+        tensor_zero_grad(base);
+        ck_assert_int_eq(tensor_backward_from(tensor_gelu(tensor_transpose(base, 0, 1)), u), 0);
+        float *gv = tensor_data(tensor_grad(base));
+        if (mode == test_kernel_modes()) memcpy(reference, gv, sizeof reference);
+        EXPECT_ARRAY(gv, reference, 54, 1e-5f, *mode);
+        tensor_zero_grad(base);
+        Tensor *ut = tensor_contiguous(tensor_transpose(u, 0, 1));
+        ck_assert_int_eq(tensor_backward_from(tensor_gelu(base), ut), 0);
+        EXPECT_ARRAY(tensor_data(tensor_grad(base)), reference, 54, 1e-5f, "the contiguous input's gradient");
+    }
+}
+END_TEST
+
+/* ==== layer norm, linear, attention ======================================================== */
+
+static Tensor *layer_norm_fn(Tensor *const *in, void *arg) {
+    (void)arg;
+    return tensor_layer_norm(in[0], in[1], in[2], 1e-5f);
+}
+
+START_TEST(test_layer_norm) {
+    Tensor *x = tensor_from(test_ctx, DIMS(2, 4), VALUES(1, 2, 3, 4, -2, 0, 2, 8));
+    Tensor *gain = tensor_from(test_ctx, DIMS(4), VALUES(1, 2, 1, 1)), *bias = tensor_from(test_ctx, DIMS(4), VALUES(0, 0, 0, 10));
+    /* PyTorch 1.13: F.layer_norm(x, (4,), gain, bias, 1e-5) */
+    EXPECT_VALUES(EXPECT_OK(tensor_layer_norm(x, gain, bias, 1e-5f)),
+                  VALUES(-1.34163547f, -0.894423664f, 0.44721183f, 11.3416357f, -1.06904387f, -1.06904387f, 0.0f,
+                         11.6035795f), 1e-5f, "layer_norm of [[1,2,3,4],[-2,0,2,8]]");
+    Rng rng = rng_seeded(test_seed());
+    Tensor *in[] = {tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 5), -2, 2)),
+                    tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), 0.5f, 1.5f)),
+                    tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -1, 1))};
+    EXPECT_GRADCHECK(layer_norm_fn, NULL, in, 3, "layer_norm of x (2,3,5), gain and bias (5,)");
+    ck_assert_ptr_null(tensor_layer_norm(x, tensor_zeros(test_ctx, DIMS(3)), bias, 1e-5f));
+    EXPECT_ERROR("layer_norm: x (2,4) needs gamma and beta of shape (C,)", "a gain of the wrong length");
+}
+END_TEST
+
+typedef struct {
+    int64_t heads;
+    Tensor *mask;
+} AttentionArg;
+
+static Tensor *attention_fn(Tensor *const *in, void *arg) {
+    const AttentionArg *a = arg;
+    return tensor_attention(in[0], in[1], in[2], in[3], in[4], in[5], a->mask, a->heads);
+}
+
+START_TEST(test_attention) {
+    Rng rng = rng_seeded(test_seed());
+    int64_t b = 2, t = 3, c = 4;
+    Tensor *in[6];
+    in[0] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(b, t, c), -1, 1));
+    for (int i = 1; i < 5; i++) in[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(c, c), -1, 1));
+    in[5] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(c), -1, 1));
+    AttentionArg arg = {2, causal_mask(test_ctx, t)};
+    EXPECT_GRADCHECK(attention_fn, &arg, in, 6, "attention of 2 heads, x (2,3,4)");
+
+    /* causal: changing the last position changes nothing before it */
+    Tensor *y1 = EXPECT_OK(attention_fn(in, &arg));
+    Tensor *x2 = tensor_contiguous(tensor_mul_scalar(in[0], 1));
+    x2 = tensor_from(test_ctx, in[0]->shape, 3, tensor_data(x2), b * t * c);
+    for (int64_t j = 0; j < c; j++) tensor_data(x2)[(t - 1) * c + j] += 5.0f; /* batch 0, last position */
+    Tensor *in2[6] = {x2, in[1], in[2], in[3], in[4], in[5]};
+    Tensor *y2 = EXPECT_OK(attention_fn(in2, &arg));
+    for (int64_t i = 0; i < (t - 1) * c; i++)
+        ck_assert_msg(tensor_data(y1)[i] == tensor_data(y2)[i],
+                      "position %lld of batch 0 changed when only the last position's input did: the mask leaks",
+                      (long long)(i / c));
+    ck_assert_msg(tensor_data(y1)[(t - 1) * c] != tensor_data(y2)[(t - 1) * c], "the last position did not change");
+
+    /* one head by hand, as the walk-through describes it, against the library's */
+    AttentionArg one = {1, arg.mask};
+    Tensor *y = EXPECT_OK(attention_fn(in, &one));
+    Tensor *q = tensor_matmul(in[0], in[1]), *k = tensor_matmul(in[0], in[2]), *v = tensor_matmul(in[0], in[3]);
+    Tensor *w = tensor_softmax_last_dim(
+        tensor_add(tensor_mul_scalar(tensor_matmul(q, tensor_transpose(k, -1, -2)), 1.0f / sqrtf((float)c)), arg.mask));
+    Tensor *want = tensor_add(tensor_matmul(tensor_matmul(w, v), in[4]), in[5]);
+    EXPECT_VALUES_ARRAY(y, tensor_data(want), b * t * c, 1e-5f, "one head against softmax(q k^T / sqrt(C) + mask) v wo + bo");
+    ck_assert_ptr_null(tensor_attention(in[0], in[1], in[2], in[3], in[4], in[5], arg.mask, 3));
+    EXPECT_ERROR("divisible by the 3 heads", "3 heads for a width of 4");
+}
+END_TEST
+
+/* ==== the whole model ====================================================================== */
+
+static Tensor *model_fn(Tensor *const *in, void *arg) {
+    (void)in; /* the inputs are the model's own parameters, perturbed in place */
+    Model *m = arg;
+    static const int64_t tokens[8] = {0, 5, 13, 13, 0, 15, 12, 9}, targets[8] = {5, 13, 13, 1, 15, 12, 9, 22};
+    return model_loss(m, tokens, targets, 2, 4);
+}
+
+START_TEST(test_model_gradcheck) {
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &TINY, test_seed()), 0);
+    /* larger weights than the initialization's, so that every gradient is far above float32's noise */
+    Rng rng = rng_seeded(test_seed() + 3);
+    for (int i = 0; i < m.n_params; i++)
+        for (int64_t k = 0; k < tensor_numel(m.params[i]); k++) tensor_data(m.params[i])[k] = rng_float(&rng, -1, 1);
+    char report[512];
+    GradcheckOptions opt = {.eps = 1e-2, .atol = 2e-3, .rtol = 2e-2, .seed = test_seed()};
+    int status = gradcheck(model_fn, &m, m.params, m.n_params, &opt, report, sizeof report);
+    ck_assert_msg(status == 0, "the whole model (every one of its %d parameters, %lld numbers): %s", m.n_params,
+                  (long long)model_param_count(&m), report);
+}
+END_TEST
+
+/* ---- against PyTorch: tests/golden/model.txt (tests/golden/generate.py) ---- */
+
+static float *read_floats(FILE *f, int64_t n) {
+    float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (int64_t i = 0; i < n; i++) ck_assert_msg(fscanf(f, "%f", &v[i]) == 1, "tests/golden/model.txt: a value is missing");
+    return v;
+}
+
+static void expect_near(const char *what, const float *got, const float *want, int64_t n, float atol, float rtol) {
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(got[i] - want[i]) <= atol + rtol * fabsf(want[i]),
+                      "%s, element %lld: the C model gives %.9g, PyTorch %.9g (tolerance %g + %g * |PyTorch|)", what,
+                      (long long)i, (double)got[i], (double)want[i], (double)atol, (double)rtol);
+}
+
+START_TEST(test_model_against_pytorch) {
+    FILE *f = fopen("tests/golden/model.txt", "r");
+    ck_assert_msg(f != NULL, "tests/golden/model.txt is missing: run make golden (needs python3-torch)");
+    char word[64], name[64];
+    ModelConfig c;
+    long long b, t;
+    float lr, b1, b2, eps, wd;
+    int steps;
+    ck_assert_int_eq(fscanf(f, " #%*[^\n]"), 0);
+    ck_assert_int_eq(fscanf(f, " config %lld %lld %lld %lld %lld %lld", (long long *)&c.vocab, (long long *)&c.context,
+                            (long long *)&c.width, (long long *)&c.heads, (long long *)&c.layers, (long long *)&c.mlp), 6);
+    ck_assert_int_eq(fscanf(f, " batch %lld %lld", &b, &t), 2);
+    int64_t *tokens = malloc((size_t)(2 * b * t) * sizeof *tokens), *targets = tokens + b * t;
+    ck_assert_int_eq(fscanf(f, " tokens :"), 0);
+    for (int64_t i = 0; i < b * t; i++) ck_assert_int_eq(fscanf(f, "%lld", (long long *)&tokens[i]), 1);
+    ck_assert_int_eq(fscanf(f, " targets :"), 0);
+    for (int64_t i = 0; i < b * t; i++) ck_assert_int_eq(fscanf(f, "%lld", (long long *)&targets[i]), 1);
+    ck_assert_int_eq(fscanf(f, " adamw %f %f %f %f %f %d", &lr, &b1, &b2, &eps, &wd, &steps), 6);
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &c, 0), 0);
+    ctx_mark(test_ctx);
+    for (int i = 0; i < m.n_params; i++) {
+        int rank;
+        ck_assert_int_eq(fscanf(f, " param %63s %d", name, &rank), 2);
+        ck_assert_msg(!strcmp(name, m.names[i]), "parameter %d is %s in the file and %s in the model", i, name, m.names[i]);
+        for (int d = 0; d < rank; d++) ck_assert_int_eq(fscanf(f, "%*d"), 0);
+        ck_assert_int_eq(fscanf(f, " :"), 0);
+        float *v = read_floats(f, tensor_numel(m.params[i]));
+        memcpy(tensor_data(m.params[i]), v, (size_t)tensor_numel(m.params[i]) * sizeof *v);
+        free(v);
+    }
+    int rank;
+    ck_assert_int_eq(fscanf(f, " logits %d", &rank), 1);
+    for (int d = 0; d < rank; d++) ck_assert_int_eq(fscanf(f, "%*d"), 0);
+    ck_assert_int_eq(fscanf(f, " :"), 0);
+    float *logits = read_floats(f, b * t * c.vocab), loss_want;
+    ck_assert_int_eq(fscanf(f, " loss : %f", &loss_want), 1);
+
+    Tensor *loss = EXPECT_OK(model_loss(&m, tokens, targets, b, t));
+    Tensor *got_logits = EXPECT_OK(model_logits(&m, tokens, b, t));
+    /* float32 sums in another order: about 1e-6 of logits of size ~1 */
+    expect_near("the logits", tensor_data(got_logits), logits, b * t * c.vocab, 1e-5f, 1e-5f);
+    expect_near("the loss", tensor_data(loss), &loss_want, 1, 1e-5f, 1e-5f);
+    ck_assert_int_eq(tensor_backward(loss), 0);
+    for (int i = 0; i < m.n_params; i++) {
+        ck_assert_int_eq(fscanf(f, " grad %63s :", name), 1);
+        float *want = read_floats(f, tensor_numel(m.params[i]));
+        char what[96];
+        snprintf(what, sizeof what, "the gradient of %s", m.names[i]);
+        /* gradients are ~1e-3..1e-1 here; the error is float32's, times the depth of the chain */
+        expect_near(what, tensor_data(m.params[i]->grad), want, tensor_numel(m.params[i]), 2e-6f, 1e-4f);
+        free(want);
+    }
+    ctx_reset(test_ctx);
+    /* the optimizer: `steps` AdamW steps on the same batch, from the same start */
+    AdamW opt = {lr, b1, b2, eps, wd};
+    for (int s = 1; s < steps; s++) { /* the first step's gradients are the ones above */
+        ck_assert_int_eq(model_adamw_step(&m, &opt), 0);
+        ctx_zero_grads(test_ctx);
+        ck_assert_int_eq(tensor_backward(EXPECT_OK(model_loss(&m, tokens, targets, b, t))), 0);
+        ctx_reset(test_ctx);
+    }
+    ck_assert_int_eq(model_adamw_step(&m, &opt), 0);
+    for (int i = 0; i < m.n_params; i++) {
+        ck_assert_int_eq(fscanf(f, " after %63s :", name), 1);
+        float *want = read_floats(f, tensor_numel(m.params[i]));
+        char what[96];
+        snprintf(what, sizeof what, "%s after %d AdamW steps", m.names[i], steps);
+        /* AdamW moves each weight by about lr per step whatever the gradient's size, so a
+         * parameter is compared to lr's scale: 1e-5 of a 1e-2 step */
+        expect_near(what, tensor_data(m.params[i]), want, tensor_numel(m.params[i]), 2e-6f + 1e-3f * lr, 1e-5f);
+        free(want);
+    }
+    ck_assert_int_eq(fscanf(f, " %63s", word), 1);
+    ck_assert_str_eq(word, "end");
+    free(logits), free(tokens);
+    fclose(f);
+}
+END_TEST
+
+/* ==== AdamW ================================================================================= */
+
+START_TEST(test_adamw) {
+    /* one step by hand: g = 0.5, m = 0.05, v = 0.0025 (beta2 0.99), bias-corrected m/sqrt(v) = 1 */
+    float p[2] = {1.0f, -2.0f}, g[2] = {0.5f, -0.25f}, m[2] = {0}, v[2] = {0};
+    AdamW opt = {.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 0.0f, .weight_decay = 0.0f};
+    adamw_update(p, g, m, v, 2, 1, &opt, 0.5f);
+    /* decay first: 1 - 0.1*0.5*1 = 0.95, then -0.1 * sign(g) */
+    EXPECT_ARRAY(p, ((const float[]){0.95f - 0.1f, -1.9f + 0.1f}), 2, 1e-6f, "one AdamW step with decay 0.5");
+    /* the fast path against the reference, over several steps of random values */
+    Rng rng = rng_seeded(test_seed());
+    enum { N = 37 };
+    float start[N], grads[5][N], reference[N];
+    for (int i = 0; i < N; i++) start[i] = rng_float(&rng, -1, 1);
+    for (int s = 0; s < 5; s++)
+        for (int i = 0; i < N; i++) grads[s][i] = rng_float(&rng, -1, 1);
+    AdamW o = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f};
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        use_kernels(*mode);
+        float q[N], mm[N] = {0}, vv[N] = {0};
+        memcpy(q, start, sizeof q);
+        for (int s = 0; s < 5; s++) adamw_update(q, grads[s], mm, vv, N, s + 1, &o, o.weight_decay);
+        if (mode == test_kernel_modes()) memcpy(reference, q, sizeof q);
+        EXPECT_ARRAY(q, reference, N, 1e-6f, *mode);
+    }
+    Model model;
+    ck_assert_int_eq(model_init(&model, test_ctx, &TINY, 1), 0);
+    AdamW bad = {.lr = 1e-3f, .beta1 = 1.0f, .beta2 = 0.99f, .eps = 1e-8f};
+    ck_assert_int_eq(model_adamw_step(&model, &bad), -1);
+    EXPECT_ERROR("adamw_step: needs lr, eps and weight_decay >= 0 and betas in [0, 1)", "beta1 = 1");
+}
+END_TEST
+
+/* ==== data ================================================================================== */
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_words) {
+    char path[] = "/tmp/course-words-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    write_file(path, "Emma\nemma\nAda's\nzoe\nbob\nCAT\ncat\nx-ray\n\nana\nbo\nkim\nlee\nmo\nnan\nolaf\ncafé\npia\n");
+    Words w;
+    ck_assert_int_eq(words_load(&w, path, 1), 0);
+    /* kept: emma zoe bob cat ana bo kim lee mo nan olaf pia = 12 (Ada's, x-ray, café, "" dropped; Emma, CAT once) */
+    ck_assert_int_eq(w.read, 18);
+    ck_assert_int_eq(w.n_words, 12);
+    ck_assert_int_eq(w.train.words, 9);
+    ck_assert_int_eq(w.val.words, 1);
+    ck_assert_int_eq(w.test.words, 2);
+    ck_assert(words_contains(&w, "emma") && words_contains(&w, "cat") && !words_contains(&w, "ada"));
+    /* each split is ".w.w.w." */
+    const TokenStream *splits[3] = {&w.train, &w.val, &w.test};
+    int64_t letters = 0;
+    for (int k = 0; k < 3; k++) {
+        const TokenStream *s = splits[k];
+        ck_assert_int_eq(s->tokens[0], 0);
+        ck_assert_int_eq(s->tokens[s->n - 1], 0);
+        int64_t boundaries = 0;
+        for (int64_t i = 0; i < s->n; i++) boundaries += s->tokens[i] == 0;
+        ck_assert_int_eq(boundaries, s->words + 1);
+        letters += s->n - boundaries;
+    }
+    ck_assert_int_eq(letters, 4 + 3 + 3 + 3 + 3 + 2 + 3 + 3 + 2 + 3 + 4 + 3);
+    /* the bigram of ".ab.ab." by hand: after '.', 'a' has (2+1)/(2+27); after 'a', 'b' (2+1)/(2+27) */
+    TokenStream s = {(int64_t[]){0, 1, 2, 0, 1, 2, 0}, 7, 2};
+    Bigram bg;
+    bigram_fit(&bg, &s);
+    ck_assert_msg(fabs(bg.prob[0][1] - 3.0 / 29.0) < 1e-12 && fabs(bg.prob[3][5] - 1.0 / 27.0) < 1e-12, "bigram counts");
+    double want = -(2 * log(3.0 / 29.0) + 2 * log(3.0 / 29.0) + 2 * log(3.0 / 29.0)) / 6.0;
+    ck_assert_msg(fabs(bigram_loss(&bg, &s) - want) < 1e-12, "bigram loss %g, expected %g", bigram_loss(&bg, &s), want);
+    /* batches: y is x moved on by one */
+    Rng rng = rng_seeded(3);
+    int64_t x[3 * 4], y[3 * 4];
+    batch_sample(&w.train, 3, 4, &rng, x, y);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) ck_assert_int_eq(y[i * 4 + j], x[i * 4 + j + 1]);
+    words_free(&w);
+    unlink(path);
+    ck_assert_int_eq(words_load(&w, "/nonexistent/words", 1), -1);
+    EXPECT_ERROR("wamerican package: sudo apt-get install -y wamerican", "a missing word list");
+    words_free(&w);
+}
+END_TEST
+
+/* model_eval predicts every pair of the stream exactly once */
+START_TEST(test_model_eval) {
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &TINY, 2), 0);
+    ctx_mark(test_ctx);
+    int64_t tokens[11] = {0, 3, 1, 20, 0, 4, 15, 7, 0, 1, 0};
+    TokenStream s = {tokens, 11, 3};
+    double got = model_eval(&m, &s, 1, 0);
+    /* by hand: windows [0,4), [4,8) and the 2 pairs left over */
+    double sum = 0.0;
+    for (int64_t start = 0; start < 10; start += 4) {
+        int64_t len = 10 - start < 4 ? 10 - start : 4;
+        sum += (double)tensor_item(model_loss(&m, tokens + start, tokens + start + 1, 1, len)) * (double)len;
+    }
+    ck_assert_msg(fabs(got - sum / 10.0) < 1e-6, "model_eval gave %g, the mean over every pair is %g", got, sum / 10.0);
+}
+END_TEST
+
+/* ==== checkpoints =========================================================================== */
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+static void copy_prefix(const char *from, const char *to, long n, long flip) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert(in && out);
+    for (long i = 0; i < n; i++) {
+        int c = fgetc(in);
+        ck_assert_int_ne(c, EOF);
+        fputc(i == flip ? c ^ 0x10 : c, out);
+    }
+    fclose(in), fclose(out);
+}
+
+/* Loading `file` into m fails with a message containing `needle` and leaves m as it was. */
+static void expect_load_fails(Model *m, const char *file, const char *needle, const char *what) {
+    int64_t n = model_param_count(m);
+    float *before = malloc((size_t)n * sizeof *before), *p = before;
+    ck_assert_ptr_nonnull(before);
+    for (int i = 0; i < m->n_params; i++, p += tensor_numel(m->params[i - 1]))
+        memcpy(p, tensor_data(m->params[i]), (size_t)tensor_numel(m->params[i]) * sizeof *p);
+    tensor_clear_error();
+    ck_assert_msg(model_load(m, file) == -1, "model_load accepted %s", what);
+    EXPECT_ERROR(needle, what);
+    p = before;
+    for (int i = 0; i < m->n_params; p += tensor_numel(m->params[i]), i++)
+        ck_assert_msg(!memcmp(p, tensor_data(m->params[i]), (size_t)tensor_numel(m->params[i]) * sizeof *p),
+                      "model_load changed %s although it failed on %s", m->names[i], what);
+    free(before);
+}
+
+START_TEST(test_checkpoint) {
+    char dir[] = "/tmp/course-ckpt-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128], bad[128], what[160];
+    snprintf(path, sizeof path, "%s/model.ckpt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    Model a, b;
+    ck_assert_int_eq(model_init(&a, test_ctx, &TINY, 5), 0);
+    ck_assert_int_eq(model_init(&b, test_ctx, &TINY, 6), 0);
+    ck_assert_int_eq(model_save(&a, path), 0);
+    /* the documented layout: a 64-byte header, each parameter's rank, dims and floats, a hash */
+    long size = 64 + 8;
+    for (int i = 0; i < a.n_params; i++) size += 4 + 8 * a.params[i]->rank + 4 * tensor_numel(a.params[i]);
+    ck_assert_int_eq(file_size(path), size);
+    ck_assert_int_eq(model_load(&b, path), 0);
+    for (int i = 0; i < a.n_params; i++)
+        ck_assert_msg(!memcmp(tensor_data(a.params[i]), tensor_data(b.params[i]), (size_t)tensor_numel(a.params[i]) * 4),
+                      "%s differs after a save and a load", a.names[i]);
+    ck_assert_int_eq(model_init(&b, test_ctx, &TINY, 6), 0);
+    /* truncated anywhere: inside the magic, the version, the config, a rank, the floats, the hash */
+    const long cuts[] = {0, 5, 10, 40, 63, 66, 100, size / 2, size - 9, size - 1};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        copy_prefix(path, bad, cuts[k], -1);
+        snprintf(what, sizeof what, "a checkpoint cut to %ld of its %ld bytes", cuts[k], size);
+        expect_load_fails(&b, bad, "is truncated", what);
+    }
+    write_file(bad, "this is a text file, not a checkpoint at all\n");
+    expect_load_fails(&b, bad, "is not a lesson 7 checkpoint", "a text file");
+    copy_prefix(path, bad, size, 8);
+    expect_load_fails(&b, bad, "has format version 17; this code reads version 1", "another version");
+    copy_prefix(path, bad, size, size - 10); /* a bit of the last float */
+    expect_load_fails(&b, bad, "is damaged: its checksum does not match", "a checkpoint with one bit changed");
+    copy_prefix(path, bad, size, -1);
+    FILE *f = fopen(bad, "ab");
+    fputc(0, f);
+    fclose(f);
+    expect_load_fails(&b, bad, "has bytes after the end", "a checkpoint with a byte appended");
+    ModelConfig wide = TINY;
+    wide.width = 16;
+    Model w;
+    ck_assert_int_eq(model_init(&w, test_ctx, &wide, 5), 0);
+    ck_assert_int_eq(model_save(&w, bad), 0);
+    expect_load_fails(&b, bad, "was saved from a model with width 16; this model has width 8", "another model's checkpoint");
+    snprintf(bad, sizeof bad, "%s/missing.ckpt", dir);
+    expect_load_fails(&b, bad, "model_load: cannot read", "a file that does not exist");
+    ck_assert_int_eq(model_load(&b, NULL), -1);
+    ck_assert_int_eq(model_save(NULL, path), -1);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    unlink(path), unlink(bad), rmdir(dir);
+}
+END_TEST
+
+/* A short run on the real words learns: below the uniform loss by far, on the way to the bigram. */
+START_TEST(test_short_training) {
+    Words w;
+    if (words_load(&w, getenv("COURSE_WORDS"), 7) < 0) ck_abort_msg("%s", tensor_error());
+    ModelConfig c = {.vocab = 27, .context = 8, .width = 16, .heads = 2, .layers = 1, .mlp = 32};
+    Model m;
+    ck_assert_int_eq(model_init(&m, test_ctx, &c, 1), 0);
+    ctx_mark(test_ctx);
+    Rng rng = rng_seeded(9);
+    int64_t x[16 * 8], y[16 * 8];
+    AdamW opt = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.01f};
+    double before = model_eval(&m, &w.val, 64, 4096);
+    for (int step = 0; step < 300; step++) {
+        batch_sample(&w.train, 16, 8, &rng, x, y);
+        ctx_zero_grads(test_ctx);
+        ck_assert_int_eq(tensor_backward(EXPECT_OK(model_loss(&m, x, y, 16, 8))), 0);
+        ck_assert_int_eq(model_adamw_step(&m, &opt), 0);
+        ctx_reset(test_ctx);
+    }
+    double after = model_eval(&m, &w.val, 64, 4096);
+    ck_assert_msg(before > 3.2 && after < 2.75, "300 steps of a tiny model took the validation loss from %.4f to %.4f; "
+                  "expected from about ln 27 = 3.30 to below 2.75", before, after);
+    char word[32];
+    ck_assert_int_ge(sample_word(&m, &rng, word, 30), 0);
+    words_free(&w);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("lesson 7: train");
+    TCase *core = add_test_case(s, "the arena and the new op");
+    add_test(core, test_mark_and_reset);
+    add_test(core, test_gelu);
+    add_test(core, test_gelu_backward_paths);
+    TCase *blocks = add_test_case(s, "compositions");
+    add_test(blocks, test_layer_norm);
+    add_test(blocks, test_attention);
+    TCase *model = add_test_case(s, "the model");
+    tcase_set_timeout(model, 60);
+    add_test(model, test_model_gradcheck);
+    add_test(model, test_model_against_pytorch);
+    add_test(model, test_adamw);
+    TCase *data = add_test_case(s, "data and checkpoints");
+    add_test(data, test_words);
+    add_test(data, test_model_eval);
+    add_test(data, test_checkpoint);
+    add_test(data, test_short_training);
+    return run_core_tests(argc, argv, s);
+}

@@ -1,0 +1,318 @@
+/*
+ * train.c - lesson 7: the transformer, a chain of the six lessons' ops, and AdamW.
+ *
+ * Read top to bottom: GELU (the one new op, forward next to backward), layer norm, the linear
+ * layer, the causal mask and attention (compositions: no backward of their own), then the
+ * model, then AdamW. docs/7-train.md walks through each step and the lesson it comes from.
+ */
+#include "train.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bmm.h"
+#include "broadcast.h"
+#include "gather.h"
+#include "permute.h"
+#include "reduce.h"
+#include "rng.h"
+#include "softmax.h"
+#include "train_fast.h"
+
+/* ==== GELU ================================================================================ */
+
+#define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
+#define GELU_A 0.044715f
+
+/* The forward keeps tanh(u) of every element (out->saved, row-major): the backward needs it,
+ * and computing it again would cost as much as the forward. */
+static void gelu_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    const float *t = out->saved, *g = tensor_data(out->grad);
+    float *gx = tensor_grad_data(x);
+    int64_t n = tensor_numel(x);
+    if (tensor_is_contiguous(x) && train_fast_gelu_backward(tensor_data(x), t, g, n, gx)) return;
+    /* d/dx of x/2 * (1 + tanh(u)): the product rule, with d tanh(u)/du = 1 - tanh(u)^2 */
+    int64_t row_major[TENSOR_MAX_RANK];
+    contiguous_strides(x->shape, x->rank, row_major);
+    const float *xs = tensor_data(x);
+    NdIter it;
+    nditer_init(&it, x->rank, x->shape, 2, (const int64_t *[]){row_major, x->strides});
+    while (nditer_next(&it)) {
+        float v = xs[it.offset[1]], tu = t[it.offset[0]];
+        float du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
+        gx[it.offset[0]] += g[it.offset[0]] * (0.5f * (1.0f + tu) + 0.5f * v * (1.0f - tu * tu) * du_dx);
+    }
+}
+
+Tensor *tensor_gelu(Tensor *x) {
+    if (!x) return tensor_null_input("gelu", "x"), NULL;
+    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank); /* every element is written below */
+    int64_t n = out ? tensor_numel(x) : 0;
+    float *t = out ? ctx_alloc(x->ctx, (size_t)(n > 0 ? n : 1) * sizeof *t) : NULL;
+    if (!out || !t) return NULL;
+    float *o = tensor_data(out);
+    const float *xs = tensor_data(x);
+    if (!(tensor_is_contiguous(x) && train_fast_gelu(xs, n, o, t))) {
+        NdIter it;
+        nditer_init(&it, x->rank, x->shape, 2, (const int64_t *[]){out->strides, x->strides});
+        while (nditer_next(&it)) {
+            float v = xs[it.offset[1]];
+            t[it.offset[0]] = tanhf(GELU_S * (v + GELU_A * v * v * v));
+            o[it.offset[0]] = 0.5f * v * (1.0f + t[it.offset[0]]);
+        }
+    }
+    out->saved = t;
+    return tensor_record(out, "gelu", gelu_backward, 1, &x);
+}
+
+/* ==== compositions ========================================================================= */
+
+/* gamma and beta must be (C,) for x (..., C): a broadcast would accept (1,) and be wrong. */
+static bool is_row_vector(const Tensor *v, const Tensor *x) {
+    return v->rank == 1 && x->rank >= 1 && v->shape[0] == x->shape[x->rank - 1];
+}
+
+Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
+    const char *op = "layer_norm";
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
+    if (!x) return tensor_null_input(op, "x"), NULL;
+    if (!gamma) return tensor_null_input(op, "gamma"), NULL;
+    if (!beta) return tensor_null_input(op, "beta"), NULL;
+    if (!is_row_vector(gamma, x) || !is_row_vector(beta, x) || x->shape[x->rank - 1] == 0)
+        return tensor_set_error("%s: x %s needs gamma and beta of shape (C,) for its last dim C > 0, got %s and %s",
+                                op, shape_format(x->shape, x->rank, s1, sizeof s1),
+                                shape_format(gamma->shape, gamma->rank, s2, sizeof s2),
+                                shape_format(beta->shape, beta->rank, s3, sizeof s3)), NULL;
+    if (!(eps > 0.0f)) return tensor_set_error("%s: eps must be > 0, got %g", op, (double)eps), NULL;
+    Tensor *mu = tensor_mean_axis(x, -1, true);                        /* (..., 1), lesson 2 */
+    Tensor *centered = tensor_sub(x, mu);                              /* (..., C) - (..., 1), lesson 1 */
+    Tensor *var = tensor_mean_axis(tensor_mul(centered, centered), -1, true);
+    Tensor *inv_std = tensor_pow_scalar(tensor_add_scalar(var, eps), -0.5f);
+    Tensor *normed = tensor_mul(centered, inv_std);                    /* (..., C) * (..., 1) */
+    return tensor_add(tensor_mul(normed, gamma), beta);                /* (..., C) * (C,) + (C,) */
+}
+
+Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
+    const char *op = "linear";
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
+    if (!x) return tensor_null_input(op, "x"), NULL;
+    if (!w) return tensor_null_input(op, "w"), NULL;
+    if (x->rank < 1 || w->rank != 2 || x->shape[x->rank - 1] != w->shape[0] ||
+        (b && (b->rank != 1 || b->shape[0] != w->shape[1])))
+        return tensor_set_error("%s: x %s @ w %s + b %s: needs x (..., K), w (K, N), b (N,)", op,
+                                shape_format(x->shape, x->rank, s1, sizeof s1),
+                                shape_format(w->shape, w->rank, s2, sizeof s2),
+                                b ? shape_format(b->shape, b->rank, s3, sizeof s3) : "NULL"), NULL;
+    Tensor *y = tensor_matmul(x, w); /* lesson 6: (..., K) @ (K, N), w broadcast over the batch */
+    return b ? tensor_add(y, b) : y; /* lesson 1: (..., N) + (N,) */
+}
+
+Tensor *causal_mask(Ctx *ctx, int64_t t) {
+    if (!ctx) return tensor_set_error("causal_mask: ctx is NULL"), NULL;
+    if (t < 0) return tensor_set_error("causal_mask: T must be >= 0, got %lld", (long long)t), NULL;
+    Tensor *mask = tensor_empty(ctx, (const int64_t[]){t, t}, 2);
+    if (!mask) return NULL;
+    float *m = tensor_data(mask);
+    for (int64_t row = 0; row < t; row++)
+        for (int64_t col = 0; col < t; col++) m[row * t + col] = col <= row ? 0.0f : -INFINITY;
+    return mask;
+}
+
+/* (B, T, C) -> (B, H, T, C/H): the heads become a batch dim (lesson 4) */
+static Tensor *split_heads(Tensor *x, int64_t heads) {
+    int64_t b = x->shape[0], t = x->shape[1], c = x->shape[2];
+    return tensor_permute(tensor_reshape(x, (const int64_t[]){b, t, heads, c / heads}, 4), AXES(0, 2, 1, 3));
+}
+
+Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *wo, Tensor *bo, Tensor *mask,
+                         int64_t heads) {
+    const char *op = "attention";
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX];
+    Tensor *const args[] = {x, wq, wk, wv, wo, bo, mask};
+    const char *arg_names[] = {"x", "wq", "wk", "wv", "wo", "bo", "mask"};
+    for (int i = 0; i < 7; i++)
+        if (!args[i]) return tensor_null_input(op, arg_names[i]), NULL;
+    if (x->rank != 3 || heads < 1 || x->shape[2] % heads != 0)
+        return tensor_set_error("%s: x must be (B, T, C) with C divisible by the %lld heads, got %s", op,
+                                (long long)heads, shape_format(x->shape, x->rank, s1, sizeof s1)), NULL;
+    int64_t b = x->shape[0], t = x->shape[1], c = x->shape[2];
+    for (int i = 1; i < 5; i++)
+        if (!shape_equal(args[i]->shape, args[i]->rank, (const int64_t[]){c, c}, 2))
+            return tensor_set_error("%s: %s must be (C, C) = (%lld,%lld) for x %s, got %s", op, arg_names[i],
+                                    (long long)c, (long long)c, shape_format(x->shape, x->rank, s1, sizeof s1),
+                                    shape_format(args[i]->shape, args[i]->rank, s2, sizeof s2)), NULL;
+    if (!shape_equal(bo->shape, bo->rank, (const int64_t[]){c}, 1))
+        return tensor_set_error("%s: bo must be (C,) = (%lld,) for x %s, got %s", op, (long long)c,
+                                shape_format(x->shape, x->rank, s1, sizeof s1),
+                                shape_format(bo->shape, bo->rank, s2, sizeof s2)), NULL;
+    if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
+        return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld), got %s", op, (long long)t, (long long)t,
+                                shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
+    Tensor *q = split_heads(tensor_matmul(x, wq), heads); /* (B, H, T, C/H) */
+    Tensor *k = split_heads(tensor_matmul(x, wk), heads);
+    Tensor *v = split_heads(tensor_matmul(x, wv), heads);
+    Tensor *k_t = tensor_transpose(k, -1, -2); /* (B, H, C/H, T): a view */
+    float scale = 1.0f / sqrtf((float)(c / heads));
+    Tensor *scores = tensor_add(tensor_mul_scalar(tensor_matmul(q, k_t), scale), mask); /* (B, H, T, T) */
+    Tensor *weights = tensor_softmax_last_dim(scores); /* a masked score's weight is exactly 0 */
+    Tensor *y = tensor_matmul(weights, v);             /* (B, H, T, C/H) */
+    Tensor *merged = tensor_reshape(tensor_permute(y, AXES(0, 2, 1, 3)), (const int64_t[]){b, t, c}, 3);
+    return tensor_linear(merged, wo, bo);
+}
+
+/* ==== the model ============================================================================= */
+
+bool model_config_valid(const char *op, const ModelConfig *c) {
+    if (!c) return tensor_set_error("%s: config is NULL", op), false;
+    if (c->vocab < 1 || c->context < 1 || c->width < 1 || c->mlp < 1 || c->heads < 1 || c->width % c->heads != 0 ||
+        c->layers < 1 || c->layers > MODEL_MAX_LAYERS || c->vocab > 1 << 20 || c->context > 1 << 16 ||
+        c->width > 1 << 14 || c->mlp > 1 << 16)
+        return tensor_set_error("%s: config vocab %lld, context %lld, width %lld, heads %lld, layers %lld, mlp %lld "
+                                "is not a model: every size >= 1, heads dividing width, 1 to %d layers",
+                                op, (long long)c->vocab, (long long)c->context, (long long)c->width,
+                                (long long)c->heads, (long long)c->layers, (long long)c->mlp, MODEL_MAX_LAYERS),
+               false;
+    return true;
+}
+
+/* A standard normal, by Box-Muller from two uniforms of the course's seeded generator. */
+static float normal(Rng *rng) {
+    float u1 = rng_float(rng, 0.0f, 1.0f), u2 = rng_float(rng, 0.0f, 1.0f);
+    return sqrtf(-2.0f * logf(1.0f - u1)) * cosf(6.28318530718f * u2);
+}
+
+static Tensor *param(Model *m, const char *name, int layer, const int64_t *shape, int rank, float init_std,
+                     float fill, Rng *rng) {
+    Tensor *p = tensor_requires_grad(tensor_zeros(m->ctx, shape, rank));
+    if (!p || m->n_params == MODEL_MAX_PARAMS) return NULL;
+    float *d = tensor_data(p);
+    for (int64_t i = 0, n = tensor_numel(p); i < n; i++) d[i] = init_std > 0.0f ? init_std * normal(rng) : fill;
+    /* the gradient and AdamW's moments are made now, so that they outlive every step (ctx_mark) */
+    if (!tensor_grad(p)) return NULL;
+    m->adam_m[m->n_params] = tensor_zeros(m->ctx, shape, rank);
+    m->adam_v[m->n_params] = tensor_zeros(m->ctx, shape, rank);
+    if (!m->adam_m[m->n_params] || !m->adam_v[m->n_params]) return NULL;
+    if (layer >= 0) snprintf(m->names[m->n_params], sizeof m->names[0], "block%d.%s", layer, name);
+    else snprintf(m->names[m->n_params], sizeof m->names[0], "%s", name);
+    m->params[m->n_params++] = p;
+    return p;
+}
+
+int model_init(Model *m, Ctx *ctx, const ModelConfig *config, uint64_t seed) {
+    if (!m) return tensor_set_error("model_init: model is NULL"), -1;
+    if (!ctx) return tensor_set_error("model_init: ctx is NULL"), -1;
+    if (!model_config_valid("model_init", config)) return -1;
+    memset(m, 0, sizeof *m);
+    m->config = *config;
+    m->ctx = ctx;
+    Rng rng = rng_seeded(seed);
+    int64_t v = config->vocab, t = config->context, c = config->width, mlp = config->mlp;
+    float std = 0.02f, residual_std = 0.02f / sqrtf(2.0f * (float)config->layers);
+    bool ok = (m->token_table = param(m, "token_table", -1, (const int64_t[]){v, c}, 2, std, 0, &rng)) &&
+              (m->position_table = param(m, "position_table", -1, (const int64_t[]){t, c}, 2, std, 0, &rng));
+    for (int l = 0; ok && l < config->layers; l++) {
+        ModelBlock *bl = &m->block[l];
+        ok = (bl->ln1_gain = param(m, "ln1_gain", l, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
+             (bl->ln1_bias = param(m, "ln1_bias", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
+             (bl->wq = param(m, "wq", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
+             (bl->wk = param(m, "wk", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
+             (bl->wv = param(m, "wv", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
+             (bl->wo = param(m, "wo", l, (const int64_t[]){c, c}, 2, residual_std, 0, &rng)) &&
+             (bl->bo = param(m, "bo", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
+             (bl->ln2_gain = param(m, "ln2_gain", l, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
+             (bl->ln2_bias = param(m, "ln2_bias", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
+             (bl->w_up = param(m, "w_up", l, (const int64_t[]){c, mlp}, 2, std, 0, &rng)) &&
+             (bl->b_up = param(m, "b_up", l, (const int64_t[]){mlp}, 1, 0, 0, &rng)) &&
+             (bl->w_down = param(m, "w_down", l, (const int64_t[]){mlp, c}, 2, residual_std, 0, &rng)) &&
+             (bl->b_down = param(m, "b_down", l, (const int64_t[]){c}, 1, 0, 0, &rng));
+    }
+    ok = ok && (m->lnf_gain = param(m, "lnf_gain", -1, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
+         (m->lnf_bias = param(m, "lnf_bias", -1, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
+         (m->head_w = param(m, "head_w", -1, (const int64_t[]){c, v}, 2, std, 0, &rng)) &&
+         (m->head_b = param(m, "head_b", -1, (const int64_t[]){v}, 1, 0, 0, &rng));
+    return ok ? 0 : -1;
+}
+
+int64_t model_param_count(const Model *m) {
+    int64_t n = 0;
+    for (int i = 0; m && i < m->n_params; i++) n += tensor_numel(m->params[i]);
+    return n;
+}
+
+Tensor *model_logits(Model *m, const int64_t *tokens, int64_t batch, int64_t t) {
+    const char *op = "model_logits";
+    if (!m || !m->ctx) return tensor_set_error("%s: the model is NULL or not made (model_init)", op), NULL;
+    const ModelConfig *c = &m->config;
+    if (batch < 1 || t < 1 || t > c->context || !tokens)
+        return tensor_set_error("%s: tokens (B, T) = (%lld,%lld)%s: needs B >= 1 and 1 <= T <= %lld (the context)",
+                                op, (long long)batch, (long long)t, tokens ? "" : " given as NULL",
+                                (long long)c->context), NULL;
+    /* token and position embeddings: lesson 5's gather, lesson 1's broadcast add */
+    Tensor *tok = tensor_embedding(m->token_table, tokens, (const int64_t[]){batch, t}, 2); /* (B, T, C) */
+    if (!tok) return NULL; /* a token outside 0..V-1: nothing else is made */
+    int64_t *positions = ctx_alloc(m->ctx, (size_t)t * sizeof *positions);
+    if (!positions) return NULL;
+    for (int64_t i = 0; i < t; i++) positions[i] = i;
+    Tensor *pos = tensor_gather_rows(m->position_table, positions, t); /* rows 0..T-1: (T, C) */
+    Tensor *x = tensor_add(tok, pos);                                  /* (B, T, C) + (T, C) */
+    Tensor *mask = causal_mask(m->ctx, t);
+    for (int l = 0; l < c->layers; l++) {
+        const ModelBlock *bl = &m->block[l];
+        /* pre-norm residual blocks, as GPT-2: x + attention(ln(x)), then x + mlp(ln(x)) */
+        Tensor *h = tensor_layer_norm(x, bl->ln1_gain, bl->ln1_bias, 1e-5f);
+        x = tensor_add(x, tensor_attention(h, bl->wq, bl->wk, bl->wv, bl->wo, bl->bo, mask, c->heads));
+        h = tensor_layer_norm(x, bl->ln2_gain, bl->ln2_bias, 1e-5f);
+        h = tensor_linear(tensor_gelu(tensor_linear(h, bl->w_up, bl->b_up)), bl->w_down, bl->b_down);
+        x = tensor_add(x, h);
+    }
+    x = tensor_layer_norm(x, m->lnf_gain, m->lnf_bias, 1e-5f);
+    return tensor_linear(x, m->head_w, m->head_b); /* (B, T, V) */
+}
+
+Tensor *model_loss(Model *m, const int64_t *tokens, const int64_t *targets, int64_t batch, int64_t t) {
+    /* the targets are checked before the forward makes anything */
+    if (m && m->ctx && batch >= 1 && t >= 1 && t <= m->config.context) {
+        if (!targets) return tensor_set_error("model_loss: targets given as NULL"), NULL;
+        for (int64_t i = 0; i < batch * t; i++)
+            if (targets[i] < 0 || targets[i] >= m->config.vocab)
+                return tensor_set_error("model_loss: target %lld at position (%lld,%lld) is out of range for %lld classes "
+                                        "(valid: 0 to %lld)", (long long)targets[i], (long long)(i / t), (long long)(i % t),
+                                        (long long)m->config.vocab, (long long)m->config.vocab - 1), NULL;
+    }
+    Tensor *logits = model_logits(m, tokens, batch, t);
+    if (!logits) return NULL;
+    /* (B, T, V) read as (B*T, V) rows: lesson 3's cross-entropy, one row per prediction */
+    Tensor *rows = tensor_reshape(logits, (const int64_t[]){batch * t, m->config.vocab}, 2);
+    return tensor_cross_entropy(rows, targets, batch * t);
+}
+
+/* ==== AdamW ================================================================================= */
+
+void adamw_update(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, const AdamW *opt,
+                  float weight_decay) {
+    if (train_fast_adamw(p, g, m, v, n, step, opt->lr, opt->beta1, opt->beta2, opt->eps, weight_decay)) return;
+    float bias1 = 1.0f - powf(opt->beta1, (float)step), bias2 = 1.0f - powf(opt->beta2, (float)step);
+    for (int64_t i = 0; i < n; i++) {
+        p[i] -= opt->lr * weight_decay * p[i];
+        m[i] = opt->beta1 * m[i] + (1.0f - opt->beta1) * g[i];
+        v[i] = opt->beta2 * v[i] + (1.0f - opt->beta2) * g[i] * g[i];
+        p[i] -= opt->lr * (m[i] / bias1) / (sqrtf(v[i] / bias2) + opt->eps);
+    }
+}
+
+int model_adamw_step(Model *m, const AdamW *opt) {
+    const char *op = "adamw_step";
+    if (!m || !m->ctx) return tensor_set_error("%s: the model is NULL or not made (model_init)", op), -1;
+    if (!opt || !(opt->lr >= 0.0f) || !(opt->eps >= 0.0f) || !(opt->beta1 >= 0.0f && opt->beta1 < 1.0f) ||
+        !(opt->beta2 >= 0.0f && opt->beta2 < 1.0f) || !(opt->weight_decay >= 0.0f))
+        return tensor_set_error("%s: needs lr, eps and weight_decay >= 0 and betas in [0, 1)%s", op,
+                                opt ? "" : " (opt is NULL)"), -1;
+    m->steps++;
+    for (int i = 0; i < m->n_params; i++) {
+        Tensor *p = m->params[i];
+        adamw_update(tensor_data(p), tensor_data(p->grad), tensor_data(m->adam_m[i]), tensor_data(m->adam_v[i]),
+                     tensor_numel(p), m->steps, opt, p->rank == 2 ? opt->weight_decay : 0.0f);
+    }
+    return 0;
+}
