@@ -10,7 +10,7 @@ set title "Lesson 7: a 2-block transformer on English words (cross-entropy, nats
 set xlabel "training step (32 sequences of 16 characters each)"
 set ylabel "loss (nats per character)"
 set grid
-set key top right box opaque
+set key at graph 0.97, graph 0.72 right box opaque
 set yrange [1.8:3.5]
 plot data using 1:5 with lines dashtype 3 linewidth 2 linecolor rgb "#777777" title "uniform: ln 27", \
      data using 1:4 with lines dashtype 2 linewidth 2 linecolor rgb "#d95f02" title "bigram (validation)", \
