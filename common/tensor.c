@@ -76,6 +76,7 @@ static Block *block_new(Ctx *ctx, size_t capacity, bool zeroed) {
     if (best) {
         block = *best;
         *best = block->next;
+        ASAN_UNPOISON_MEMORY_REGION(block->memory, capacity); /* a spare is poisoned; poisoned again below */
         if (zeroed) memset(block->memory, 0, capacity);
     } else {
         block = zeroed ? calloc(1, sizeof(Block) + capacity) : malloc(sizeof(Block) + capacity);
