@@ -2,9 +2,9 @@
  * kernels.c - the core's fast paths (kernels.h) and the COURSE_KERNELS switch.
  *
  * What it speeds up: strided_copy and strided_accumulate (tensor.c), and so tensor_contiguous,
- * tensor_to_array, every sum over an axis and every backward that adds through a view. When it
- * takes over: always, unless COURSE_KERNELS=reference. It computes what the reference's
- * odometer computes, in an order that follows memory:
+ * tensor_to_array, every sum over an axis and every backward that adds through a view (and
+ * reshape's, through kernels_add). When it takes over: always, unless COURSE_KERNELS=reference.
+ * It computes what the reference's odometer computes, in an order that follows memory:
  *   1. dims that the source walks backwards are walked forwards, the dims are sorted so that
  *      the innermost loop has the smallest strides, and dims that line up are merged;
  *   2. the innermost loop is then one of a few plain loops: a row copied (memcpy) or added,
@@ -28,22 +28,26 @@
 
 /* ==== the switch ========================================================================== */
 
-static bool cpu_has(const char *what) {
+/* Asked on every call too (the fast paths ask for every op): a test of a bit the C library set
+ * when the program started, no string compared. */
+typedef enum { CPU_AVX2_FMA, CPU_AVX512 } CpuFeature;
+static bool cpu_has(CpuFeature what) {
 #ifdef KERNELS_X86
-    if (strcmp(what, "avx2+fma") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (strcmp(what, "avx512") == 0) return __builtin_cpu_supports("avx512f");
-#endif
+    if (what == CPU_AVX2_FMA) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx512f");
+#else
     (void)what;
     return false;
+#endif
 }
 
 static bool kernels_are(const char *want, const char *name) { return want && strcmp(want, name) == 0; }
 
-Kernels kernels_mode(void) {
+/* kernels_mode for the value `want` of COURSE_KERNELS (NULL when unset) */
+static Kernels mode_of(const char *want) {
     static _Thread_local bool warned;
-    const char *want = getenv("COURSE_KERNELS");
     if (!want || !*want || kernels_are(want, "native") || kernels_are(want, "avx2"))
-        return cpu_has("avx2+fma") ? KERNELS_NATIVE : KERNELS_GENERIC;
+        return cpu_has(CPU_AVX2_FMA) ? KERNELS_NATIVE : KERNELS_GENERIC;
     if (kernels_are(want, "generic")) return KERNELS_GENERIC;
     if (!kernels_are(want, "reference") && !warned) {
         warned = true;
@@ -53,8 +57,11 @@ Kernels kernels_mode(void) {
     return KERNELS_REFERENCE;
 }
 
+Kernels kernels_mode(void) { return mode_of(getenv("COURSE_KERNELS")); }
+
 bool kernels_avx512(void) {
-    return kernels_mode() == KERNELS_NATIVE && !kernels_are(getenv("COURSE_KERNELS"), "avx2") && cpu_has("avx512");
+    const char *want = getenv("COURSE_KERNELS"); /* once: it is a walk through the environment */
+    return mode_of(want) == KERNELS_NATIVE && !kernels_are(want, "avx2") && cpu_has(CPU_AVX512);
 }
 
 const char *kernels_name(void) {
@@ -156,12 +163,23 @@ static void row_add_reversed(float *restrict o, const float *restrict x, int64_t
     for (; i < n; i++) o[n - 1 - i] += x[i];
 }
 
-/* d[i * ds] += s[i * ss] for i < n, the contiguous case in rows_add. */
+/* d[i] += x for i < n: one value added along a row (the backward of a sum over the row),
+ * eight at a time as in rows_add. */
+static void row_add_value(float *restrict d, float x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) d[i + j] += x;
+    for (; i < n; i++) d[i] += x;
+}
+
+/* d[i * ds] += s[i * ss] for i < n, the contiguous cases in rows_add and row_add_value. */
 static void row_add(int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
     if (ds == 1 && ss == 1) {
         rows_add(d, &s, 1, n);
     } else if (ds == -1 && ss == 1) {
         row_add_reversed(d - (n - 1), s, n);
+    } else if (ds == 1 && ss == 0) {
+        row_add_value(d, s[0], n);
     } else if (ss == 0) {
         for (int64_t i = 0; i < n; i++) d[i * ds] += s[0];
     } else {
@@ -476,6 +494,10 @@ bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst
 bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                         const int64_t *src_strides) {
     return strided(ADD, rank, shape, dst, dst_strides, src, src_strides);
+}
+
+bool kernels_add(float *dst, const float *src, int64_t n) {
+    return n >= 0 && strided(ADD, 1, &n, dst, (const int64_t[]){1}, src, (const int64_t[]){1});
 }
 
 /* ==== streaming copies ===================================================================== */

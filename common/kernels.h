@@ -65,6 +65,10 @@ bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst
                   const int64_t *src_strides);
 bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                         const int64_t *src_strides);
+/* dst[i] += src[i] for n contiguous floats: kernels_accumulate of one dim, for a backward that
+ * adds a whole gradient onto another (reshape's). True when done; false, having touched
+ * nothing, as for kernels_accumulate (n < 0 included). */
+bool kernels_add(float *dst, const float *src, int64_t n);
 
 /* Results larger than this are written with streaming stores, which send whole cache lines to
  * memory without reading them into the cache first: larger than the cache a core can count

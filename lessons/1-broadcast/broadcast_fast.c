@@ -8,6 +8,8 @@
  *     at a time, into a small buffer by the core's transposing copy (kernels.c); the same row
  *     loops then read the buffer, while it is in the cache.
  *   - A tiled result larger than the cache is written with streaming stores, a tile row at a time.
+ *   - Every row loop is compiled twice, plain and for AVX2 (which runs where kernels_mode() is
+ *     KERNELS_NATIVE); the backward sums a row into a broadcast gradient in eight running sums.
  * docs/1-broadcast.md ("How fast") measures each of these.
  */
 #include "broadcast_fast.h"
@@ -16,13 +18,23 @@
 
 #include "kernels.h"
 
+/* Every row loop below is compiled twice: as plain x86-64 (SSE, 4 floats a register), and for
+ * AVX2 (8 floats), which runs where kernels_mode() is KERNELS_NATIVE. The same C, so the same
+ * results; only the width of the registers gcc puts eight copies of a statement in differs. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ROW_AVX2 __attribute__((target("avx2")))
+#else
+#define ROW_AVX2
+#endif
+
 /* One row of n results, o[i] = x[i * sx] op y[i * sy], o contiguous. Strides of 1 or 0 (the
  * usual cases) get loops over restrict pointers eight elements at a time: gcc at -O2 does not
  * vectorize a loop of unknown length, but it does turn eight copies of one statement into a
- * vector instruction. The op is chosen once per row, never per element. */
-#define BINARY_ROW(name, expr)                                                                               \
-    static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx, const float *restrict y, \
-                     int64_t sy) {                                                                           \
+ * vector instruction. The op is chosen once per call, never per element. */
+#define BINARY_ROW(name, expr) BINARY_ROW_AS(name, , expr) BINARY_ROW_AS(name##_avx2, ROW_AVX2, expr)
+#define BINARY_ROW_AS(name, target, expr)                                                                    \
+    target static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx,               \
+                            const float *restrict y, int64_t sy) {                                           \
         int64_t i = 0;                                                                                       \
         if (sx == 1 && sy == 1) {                                                                            \
             for (; i + 8 <= n; i += 8)                                                                       \
@@ -47,13 +59,17 @@ BINARY_ROW(sub_row, u - v)
 BINARY_ROW(mul_row, u * v)
 BINARY_ROW(div_row, u / v)
 #undef BINARY_ROW
+#undef BINARY_ROW_AS
 
-static void binary_row(char op, int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy) {
+typedef void BinaryRow(int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy);
+
+static BinaryRow *binary_row(char op, Kernels mode) {
+    bool avx2 = mode == KERNELS_NATIVE;
     switch (op) {
-    case '+': add_row(n, o, x, sx, y, sy); break;
-    case '-': sub_row(n, o, x, sx, y, sy); break;
-    case '*': mul_row(n, o, x, sx, y, sy); break;
-    default: div_row(n, o, x, sx, y, sy); break;
+    case '+': return avx2 ? add_row_avx2 : add_row;
+    case '-': return avx2 ? sub_row_avx2 : sub_row;
+    case '*': return avx2 ? mul_row_avx2 : mul_row;
+    default: return avx2 ? div_row_avx2 : div_row;
     }
 }
 
@@ -66,8 +82,8 @@ static bool is_full(int m, const int64_t *strides) {
 
 /* out = out op y (y op out when y_first) over the m merged dims, along whose last both are
  * contiguous: the second of the two passes below. Each piece of out is read into a small buffer
- * first, so that binary_row's output is never one of its inputs (its pointers are restrict). */
-static void op_in_place(char op, bool y_first, int m, const int64_t *shape, const int64_t *out_strides,
+ * first, so that the row loop's output is never one of its inputs (its pointers are restrict). */
+static void op_in_place(BinaryRow *row, bool y_first, int m, const int64_t *shape, const int64_t *out_strides,
                         const float *y, const int64_t *y_strides, float *out) {
     enum { PIECE = 1024 };
     float piece[PIECE];
@@ -80,8 +96,8 @@ static void op_in_place(char op, bool y_first, int m, const int64_t *shape, cons
             float *o = out + it.offset[0] + i;
             const float *v = y + it.offset[1] + i;
             memcpy(piece, o, (size_t)k * sizeof *o);
-            if (y_first) binary_row(op, k, o, v, 1, piece, 1);
-            else binary_row(op, k, o, piece, 1, v, 1);
+            if (y_first) row(k, o, v, 1, piece, 1);
+            else row(k, o, piece, 1, v, 1);
         }
 }
 
@@ -106,19 +122,28 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
                            const int64_t *a_strides, const float *b, const int64_t *b_strides) {
     Kernels mode = kernels_mode();
     if (mode == KERNELS_REFERENCE) return false;
+    BinaryRow *row = binary_row(op, mode);
     int64_t out_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[3][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, out_strides);
     int m = kernels_merge_dims(rank, shape, 3, (const int64_t *[]){out_strides, a_strides, b_strides}, sh, st);
     if (shape_numel(shape, rank) == 0) return true;
     if (m == 0) { /* one element */
-        binary_row(op, 1, out, a, 0, b, 0);
+        row(1, out, a, 0, b, 0);
         return true;
     }
     int64_t cols = sh[m - 1], acs = st[1][m - 1], bcs = st[2][m - 1];
     NdIter it;
+    /* the last two merged dims: `rows` rows of `cols` results (one row when m is 1) */
+    int64_t rows = m >= 2 ? sh[m - 2] : 1, ors = m >= 2 ? st[0][m - 2] : 0;
+    int64_t ars = m >= 2 ? st[1][m - 2] : 0, brs = m >= 2 ? st[2][m - 2] : 0;
     if ((acs == 0 || acs == 1) && (bcs == 0 || bcs == 1)) { /* rows, as they lie */
-        nditer_init(&it, m - 1, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
-        while (nditer_next(&it)) binary_row(op, cols, out + it.offset[0], a + it.offset[1], acs, b + it.offset[2], bcs);
+        /* the odometer over the dims before the last two; a plain loop over the rows, which are
+         * short in lesson 7 (64 floats), so that stepping the odometer costs less than a row */
+        nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
+        while (nditer_next(&it))
+            for (int64_t r = 0; r < rows; r++)
+                row(cols, out + it.offset[0] + r * ors, a + it.offset[1] + r * ars, acs, b + it.offset[2] + r * brs,
+                    bcs);
         return true;
     }
     /* Two inputs of the result's size, one of them read down the columns: two passes, each of
@@ -128,14 +153,12 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
     if (is_full(m, st[1]) && is_full(m, st[2]) && (acs == 1) != (bcs == 1)) {
         bool b_in_out = acs == 1;
         strided_copy(rank, shape, out, out_strides, b_in_out ? b : a, b_in_out ? b_strides : a_strides);
-        op_in_place(op, b_in_out, m, sh, st[0], b_in_out ? a : b, b_in_out ? st[1] : st[2], out);
+        op_in_place(row, b_in_out, m, sh, st[0], b_in_out ? a : b, b_in_out ? st[1] : st[2], out);
         return true;
     }
     /* Tiles over the last two merged dims (rows of `cols` results), an odometer over the rest. */
-    int64_t rows = m >= 2 ? sh[m - 2] : 1, ors = m >= 2 ? st[0][m - 2] : 0;
-    int64_t ars = m >= 2 ? st[1][m - 2] : 0, brs = m >= 2 ? st[2][m - 2] : 0;
     bool stream = mode == KERNELS_NATIVE && (uint64_t)shape_numel(shape, rank) > KERNELS_STREAM_BYTES / sizeof(float);
-    static _Thread_local float a_buf[TILE_ROWS * TILE_COLS], b_buf[TILE_ROWS * TILE_COLS], row[TILE_COLS];
+    static _Thread_local float a_buf[TILE_ROWS * TILE_COLS], b_buf[TILE_ROWS * TILE_COLS], line[TILE_COLS];
     nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 3, (const int64_t *[]){st[0], st[1], st[2]});
     while (nditer_next(&it))
         for (int64_t r0 = 0; r0 < rows; r0 += TILE_ROWS)
@@ -146,8 +169,8 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
                 TileInput y = tile_input(b + it.offset[2] + r0 * brs + c0 * bcs, brs, bcs, tr, tc, b_buf);
                 for (int64_t r = 0; r < tr; r++) {
                     float *o = out + it.offset[0] + (r0 + r) * ors + c0;
-                    binary_row(op, tc, stream ? row : o, x.p + r * x.rs, x.cs, y.p + r * y.rs, y.cs);
-                    if (stream) kernels_copy_stream(o, row, tc);
+                    row(tc, stream ? line : o, x.p + r * x.rs, x.cs, y.p + r * y.rs, y.cs);
+                    if (stream) kernels_copy_stream(o, line, tc);
                 }
             }
     if (stream) kernels_stream_end();
@@ -158,14 +181,26 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
 
 /* One row of the gradient of one operand: d[i * sd] += g[i] * (d out / d that operand), with
  * u = a[i * su] and v = b[i * sv]. A destination of stride 0 (an operand broadcast along the
- * row) takes the row's sum once; one of stride 1 with inputs of stride 1 or 0 gets loops that
- * gcc vectorizes, as in BINARY_ROW. */
-#define GRAD_ROW(name, expr)                                                                                     \
-    static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,                   \
-                     const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                       \
+ * row) takes the row's sum once, added up in eight running sums side by side (one vector: a
+ * single running sum makes every add wait for the one before); one of stride 1 with inputs of
+ * stride 1 or 0 gets loops that gcc vectorizes, as in BINARY_ROW. */
+#define GRAD_ROW(name, expr) GRAD_ROW_AS(name, , expr) GRAD_ROW_AS(name##_avx2, ROW_AVX2, expr)
+#define GRAD_ROW_AS(name, target, expr)                                                                          \
+    target static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,            \
+                            const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                \
         int64_t i = 0;                                                                                           \
         if (sd == 0) {                                                                                           \
-            float sum = 0.0f;                                                                                    \
+            float acc[8] = {0};                                                                                  \
+            if (su == 1 && sv == 0) { /* d is b's gradient: b is broadcast along the row, a is not */          \
+                const float v = b[0];                                                                            \
+                for (; i + 8 <= n; i += 8)                                                                       \
+                    for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k]; (void)u, (void)v; acc[k] += (expr); } \
+            } else if (su == 0 && sv == 1) { /* d is a's gradient, the other way round */                      \
+                const float u = a[0];                                                                            \
+                for (; i + 8 <= n; i += 8)                                                                       \
+                    for (int k = 0; k < 8; k++) { float gg = g[i + k], v = b[i + k]; (void)u, (void)v; acc[k] += (expr); } \
+            }                                                                                                    \
+            float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));       \
             for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; sum += (expr); } \
             d[0] += sum;                                                                                         \
         } else if (sd == 1 && su == 1 && sv == 1) {                                                              \
@@ -193,38 +228,45 @@ GRAD_ROW(grad_times_a, gg * u)       /* a * b (b) */
 GRAD_ROW(grad_over_b, gg / v)        /* a / b (a) */
 GRAD_ROW(grad_quotient, -gg * u / (v * v)) /* a / b (b) */
 #undef GRAD_ROW
+#undef GRAD_ROW_AS
 
-typedef void (*GradRow)(int64_t, const float *, const float *, int64_t, const float *, int64_t, float *, int64_t);
+typedef void GradRow(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv, float *d,
+                     int64_t sd);
 
-static GradRow grad_row(char op, bool wrt_a) {
+static GradRow *grad_row(char op, bool wrt_a, Kernels mode) {
+    bool avx2 = mode == KERNELS_NATIVE;
     switch (op) {
-    case '+': return grad_same;
-    case '-': return wrt_a ? grad_same : grad_negated;
-    case '*': return wrt_a ? grad_times_b : grad_times_a;
-    default: return wrt_a ? grad_over_b : grad_quotient;
+    case '+': return avx2 ? grad_same_avx2 : grad_same;
+    case '-': return wrt_a ? (avx2 ? grad_same_avx2 : grad_same) : (avx2 ? grad_negated_avx2 : grad_negated);
+    case '*': return wrt_a ? (avx2 ? grad_times_b_avx2 : grad_times_b) : (avx2 ? grad_times_a_avx2 : grad_times_a);
+    default: return wrt_a ? (avx2 ? grad_over_b_avx2 : grad_over_b) : (avx2 ? grad_quotient_avx2 : grad_quotient);
     }
 }
 
 bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                     const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
                                     const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
-    if (kernels_mode() == KERNELS_REFERENCE) return false;
+    Kernels mode = kernels_mode();
+    if (mode == KERNELS_REFERENCE) return false;
     int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
     int m = kernels_merge_dims(rank, shape, 5,
                                (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides}, sh, st);
     if (shape_numel(shape, rank) == 0) return true;
-    /* one row at a time along the last merged dim; one element is a row of 1 */
-    int64_t cols = m > 0 ? sh[m - 1] : 1, s[5];
-    for (int k = 0; k < 5; k++) s[k] = m > 0 ? st[k][m - 1] : 0;
+    /* one row at a time along the last merged dim (one element is a row of 1), the rows of the
+     * last two in a plain loop and an odometer over the dims before them, as in the forward */
+    int64_t cols = m > 0 ? sh[m - 1] : 1, rows = m >= 2 ? sh[m - 2] : 1, s[5], r[5];
+    for (int k = 0; k < 5; k++) s[k] = m > 0 ? st[k][m - 1] : 0, r[k] = m >= 2 ? st[k][m - 2] : 0;
     if (s[0] != 1 && m > 0) return false; /* g is contiguous, so its last merged dim has stride 1 */
     NdIter it;
-    nditer_init(&it, m > 0 ? m - 1 : 0, sh, 5, (const int64_t *[]){st[0], st[1], st[2], st[3], st[4]});
-    GradRow row_a = grad_row(op, true), row_b = grad_row(op, false);
-    while (nditer_next(&it)) {
-        const int64_t *o = it.offset;
-        if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3]);
-        if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4]);
-    }
+    nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 5, (const int64_t *[]){st[0], st[1], st[2], st[3], st[4]});
+    GradRow *row_a = grad_row(op, true, mode), *row_b = grad_row(op, false, mode);
+    while (nditer_next(&it))
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t o[5];
+            for (int k = 0; k < 5; k++) o[k] = it.offset[k] + i * r[k];
+            if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3]);
+            if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4]);
+        }
     return true;
 }

@@ -10,21 +10,28 @@
  * three ideas behind every fast BLAS (Goto's method, as in OpenBLAS and BLIS) so that each
  * value fetched is used many times while it sits in a near cache or in a register:
  *
- * 1. The micro-kernel. An MR x NR tile of out (6 x 16) stays in CPU registers for the whole
- *    sum over p. Each step loads 6 values of a column of a and 16 values of a row of b and does
- *    6 x 16 multiply-adds: every value loaded is used 16 or 6 times. With AVX2, 16 floats are
- *    two 8-lane registers and one FMA instruction does 8 multiply-adds, rounded once.
- * 2. Packing. The kernel wants its 6 values of a and 16 values of b side by side, step after
- *    step. So a block of a and a block of b are first copied into buffers in exactly that
- *    order, padded with zeros to whole tiles. Whatever the views' strides (transposed,
- *    expanded, negative), the kernel then reads plain contiguous memory and never sees an edge.
+ * 1. The micro-kernel. A tile of out, rows x 16, stays in CPU registers for the whole sum
+ *    over p. Each step loads `rows` values of a column of a and 16 values of a row of b and
+ *    does rows x 16 multiply-adds: every value loaded is used 16 or `rows` times. With AVX2, 16
+ *    floats are two 8-lane registers, the tile is 6 x 16 (12 of the 16 registers) and one FMA
+ *    instruction does 8 multiply-adds, rounded once. AVX-512 has 32 registers of 16: its tile
+ *    is 8 x 16, or two of them side by side (8 x 32).
+ * 2. Packing. The kernel wants its 16 values of b side by side, step after step. So a block of
+ *    b is first copied into a buffer in exactly that order, padded with zeros to whole tiles:
+ *    whatever the view's strides (transposed, expanded, negative), the kernel then reads plain
+ *    contiguous memory and never sees an edge. a is read where it lies when its rows are
+ *    contiguous (the kernel takes a's strides), and otherwise packed too, column after column.
  * 3. Cache blocking. The sum over k is cut into slices of KC. A KC x NR sliver of packed b
- *    (16 KB) stays in the L1 cache while the kernel sweeps down an MC x KC block of packed a
- *    (144 KB, in L2), and the KC x NC block of packed b (up to 4 MB, L2/L3) serves every block
- *    of a. Each float brought from memory is used about MC or NC times before it is evicted.
+ *    (16 KB) stays in the L1 cache while the kernel sweeps down an MC x KC block of a (144 KB,
+ *    in L2), and the KC x NC block of packed b (up to 4 MB, L2/L3) serves every block of a.
+ *    Each float brought from memory is used about MC or NC times before it is evicted.
  *
- * The micro-kernel is written three times: in plain C, for any CPU, and with AVX2+FMA and with
- * AVX-512 intrinsics, each in a function compiled for those instructions alone (the target
+ * What lesson 7's training step asks of it, many products with k = 64 and attention's 16 x 16
+ * ones, shaped the choices that say so below: a read where it lies, the 8 x 32 tile, no
+ * allocation for a small product, and one look at COURSE_KERNELS per call.
+ *
+ * The micro-kernel is written in plain C, for any CPU, and with AVX2+FMA and with AVX-512
+ * intrinsics, each in a function compiled for those instructions alone (the target
  * attribute), so the library still builds with the default flags (no -march) and runs
  * anywhere. Which one runs is asked of COURSE_KERNELS and the CPU at run time.
  */
@@ -40,9 +47,10 @@
 #include <immintrin.h>
 #endif
 
-#define MR GEMM_MR
+#define MR GEMM_MR /* the most rows a kernel's tile has */
+#define MR_AVX2 6  /* the rows of kernel_avx2's tile */
 #define NR GEMM_NR
-#define MC GEMM_MC /* a multiple of MR */
+#define MC GEMM_MC /* a multiple of MR and of MR_AVX2 */
 #define KC GEMM_KC
 #define NC GEMM_NC /* a multiple of NR */
 
@@ -51,16 +59,21 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 /* ==== the micro-kernels =================================================================== */
 
-/* c[i, j] += sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for the whole MR x NR tile: a
- * is a sliver of MR rows read through its strides (where it lies in a, or a packed copy,
- * below), pb a packed sliver of b; c's rows are ldc apart and its columns contiguous. */
+/* c[i, j] += sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for the whole tile, the
+ * kernel's rows x NR: a is a sliver of that many rows read through its strides (where it lies
+ * in a, or a packed copy, below), pb a packed sliver of b; c's rows are ldc apart and its
+ * columns contiguous. */
 typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c, int64_t ldc);
+/* The same for a rows x 2NR tile: columns 0 .. NR-1 from the sliver pb, NR .. 2NR-1 from pb2. */
+typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
+                     float *c, int64_t ldc);
 
-/* Plain C: the kernel of COURSE_KERNELS=generic and of CPUs without AVX2. The tile is summed in
- * a local array, then added into c once. Without -march the compiler has SSE's 16 registers of
- * 4 floats, too few for 96, so the array stays in the L1 cache; every step still uses each
- * value it loads 6 or 16 times. The function starts on a 64-byte boundary: its short inner loop ran
- * at two thirds of the speed when it happened to straddle one. */
+/* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=generic and of CPUs without AVX2. The
+ * tile is summed in a local array, then added into c once. Without -march the compiler has
+ * SSE's 16 registers of 4 floats, too few for 128, so the array stays in the L1 cache; every
+ * step still uses each value it loads 8 or 16 times. The function starts on a 64-byte
+ * boundary: its short inner loop ran at two thirds of the speed when it happened to straddle
+ * one. */
 #if defined(__GNUC__)
 __attribute__((aligned(64)))
 #endif
@@ -75,7 +88,7 @@ static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_c
 }
 
 #ifdef GEMM_X86
-/* AVX2+FMA: row i of the tile is two 8-float registers, ci0 (columns 0-7) and ci1 (8-15).
+/* AVX2+FMA, a 6 x 16 tile: row i is two 8-float registers, ci0 (columns 0-7) and ci1 (8-15).
  * Each step loads the 16 floats of b once, then for each of the 6 rows broadcasts a[i] to all
  * 8 lanes and does two fused multiply-adds. 12 accumulators + 2 registers of b + 1 of a use 15
  * of the 16 registers. The rows are spelled out (ROW) rather than looped over so that the
@@ -101,46 +114,92 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
 #undef STORE
 }
 
-/* AVX-512: row i of the tile is one 16-float register, and each step does six fused
- * multiply-adds, each worth two of AVX2's. With six accumulators, every one of them would wait
- * for its own previous add (4 cycles), with two to spare per cycle: so the even steps of p go
- * into one set of six and the odd steps into another, added together at the end. The CPUs
- * with two 512-bit FMA units run it about twice as fast as kernel_avx2 (docs/6-bmm.md, 7.7). */
+/* AVX-512, an 8 x 16 tile: row i is one 16-float register, and each step does eight fused
+ * multiply-adds, each worth two of AVX2's. Eight accumulators would just cover what the two
+ * FMA units have in flight (each add waits about 4 cycles for the previous one on its row): so
+ * the even steps of p go into one set of eight and the odd steps into another, added together
+ * at the end, and no add waits. The CPUs with two 512-bit FMA units run it about twice as fast
+ * as kernel_avx2 (docs/6-bmm.md, 7.7). */
 __attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
                                                              const float *pb, float *c, int64_t ldc) {
-    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
-    __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0; /* even steps */
-    __m512 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0;                  /* odd steps */
+    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
+                *a6 = a5 + a_rs, *a7 = a6 + a_rs;
+    __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
+    __m512 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;                  /* odd steps */
     int64_t p = 0, q = 0, q1 = a_cs; /* a's columns p and p + 1 are q and q1 floats on */
     for (; p + 2 <= kc; p += 2, q += 2 * a_cs, q1 += 2 * a_cs, pb += 2 * NR) {
         __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + NR); /* packed b is 64-byte aligned */
 #define ROW(i)                                                     \
     e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i);     \
     o##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q1]), b1, o##i)
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
     if (p < kc) {
         __m512 b0 = _mm512_load_ps(pb);
 #define ROW(i) e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i)
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
 #define STORE(i) _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), _mm512_add_ps(e##i, o##i)))
-    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
+    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
+#undef STORE
+}
+
+/* AVX-512 on two slivers of b at once, an 8 x 32 tile: row i is two registers, li (columns
+ * 0-15, from pb) and ri (16-31, from pb2). Each step loads 32 floats of b and 8 of a for 16
+ * fused multiply-adds, where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less
+ * on loads, and the tile's store at the end (a load, an add and a store per row and register)
+ * comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
+ * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
+ * kernel_avx512. */
+__attribute__((target("avx512f"))) static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs,
+                                                                  int64_t a_cs, const float *pb, const float *pb2,
+                                                                  float *c, int64_t ldc) {
+    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
+                *a6 = a5 + a_rs, *a7 = a6 + a_rs;
+    __m512 l0 = _mm512_setzero_ps(), l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
+    __m512 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0;                  /* right */
+    for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR, pb2 += NR) { /* a's column p is q floats on */
+        __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb2), x; /* packed b is 64-byte aligned */
+#define ROW(i)                           \
+    x = _mm512_set1_ps(a##i[q]);         \
+    l##i = _mm512_fmadd_ps(x, b0, l##i); \
+    r##i = _mm512_fmadd_ps(x, b1, r##i)
+        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
+#undef ROW
+    }
+#define STORE(i)                                                                        \
+    _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), l##i)); \
+    _mm512_storeu_ps(c + i * ldc + NR, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc + NR), r##i))
+    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
 #endif
 
-/* The AVX-512 kernel where kernels_avx512() allows it, the AVX2 one where kernels_mode() is
- * KERNELS_NATIVE, else the plain one. Asked on every call: it is cheap next to any product,
- * and the tests change COURSE_KERNELS between calls. */
-static Kernel *pick_kernel(void) {
+/* The kernels of one call: `one` for a tile of one sliver of b, and `two`, where the CPU has
+ * the registers for it, for a tile of two; `rows`, the rows of their tiles. */
+typedef struct {
+    int64_t rows;
+    Kernel *one;
+    Kernel2 *two; /* NULL: every tile is one sliver wide */
+} MicroKernel;
+
+/* The AVX-512 kernels where kernels_avx512() allows them, the AVX2 one where kernels_mode() is
+ * KERNELS_NATIVE, the plain one for KERNELS_GENERIC; false (and the plain one) for
+ * KERNELS_REFERENCE. Asked on every call, since the tests change COURSE_KERNELS between calls;
+ * on a CPU with AVX-512 with a single look at the environment, which lesson 7's many small
+ * products notice. */
+static bool pick_kernel(MicroKernel *kernel) {
 #ifdef GEMM_X86
-    if (kernels_avx512()) return kernel_avx512;
-    if (kernels_mode() == KERNELS_NATIVE) return kernel_avx2;
+    if (kernels_avx512()) return *kernel = (MicroKernel){MR, kernel_avx512, kernel_avx512_wide}, true;
 #endif
-    return kernel_generic;
+    Kernels mode = kernels_mode();
+#ifdef GEMM_X86
+    if (mode == KERNELS_NATIVE) return *kernel = (MicroKernel){MR_AVX2, kernel_avx2, NULL}, true;
+#endif
+    *kernel = (MicroKernel){MR, kernel_generic, NULL};
+    return mode != KERNELS_REFERENCE;
 }
 
 /* ==== packing ============================================================================= */
@@ -151,6 +210,12 @@ static Kernel *pick_kernel(void) {
 static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t cs, float *pb) {
     for (int64_t j0 = 0; j0 < nc; j0 += NR) {
         int64_t nr = min64(NR, nc - j0);
+        if (nr == NR && rs == 1 && cs != 1) { /* a transposed b: column j of the sliver is contiguous */
+            for (int64_t j = 0; j < NR; j++)
+                for (int64_t p = 0; p < kc; p++) pb[p * NR + j] = b[(j0 + j) * cs + p];
+            pb += kc * NR;
+            continue;
+        }
         for (int64_t p = 0; p < kc; p++, pb += NR) {
             const float *src = b + p * rs + j0 * cs;
             if (nr == NR && cs == 1) {
@@ -162,50 +227,57 @@ static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t c
     }
 }
 
-/* The kernel reads a sliver of a through its strides, so a whole sliver of an a whose rows or
- * whose columns are contiguous is read where it lies: each value, brought into the cache once,
- * is used by every sliver of b. Copying it first cost as much as the kernel on lesson 7's
- * products, which use a sliver only a few times. The other slivers (other strides, and one of
- * fewer than MR rows at the bottom edge) are packed: their mr rows into MR rows of kc floats,
- * pa[i*kc + p], zeros for the rows past mr. */
-static void pack_a(int64_t mr, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
-    for (int64_t i = 0; i < MR; i++, pa += kc) {
-        const float *row = a + i * rs;
-        if (i >= mr) memset(pa, 0, (size_t)kc * sizeof(float));
-        else if (cs == 1) memcpy(pa, row, (size_t)kc * sizeof(float));
-        else for (int64_t p = 0; p < kc; p++) pa[p] = row[p * cs];
+/* The kernel reads a sliver of a through its strides, so a whole sliver of an a whose rows are
+ * contiguous is read where it lies: each value, brought into the cache once, is used by every
+ * sliver of b. Copying it first cost as much as the kernel on lesson 7's products, which use
+ * a sliver only a few times. The other slivers (other layouts, and one of fewer rows than the
+ * kernel's at the bottom edge) are packed: mr rows of a kc-column block, column after column,
+ * pa[p*rows + i], with zeros for the rows past mr. */
+static void pack_a(int64_t mr, int64_t rows, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
+    for (int64_t p = 0; p < kc; p++, pa += rows) {
+        if (mr == rows && rs == 1) { /* a column of the sliver is `rows` floats side by side */
+            if (rows == MR) memcpy(pa, a + p * cs, MR * sizeof(float)); /* sizes known here: inlined copies */
+            else memcpy(pa, a + p * cs, MR_AVX2 * sizeof(float));      /* rows is MR or MR_AVX2 */
+            continue;
+        }
+        for (int64_t i = 0; i < rows; i++) pa[i] = i < mr ? a[i * rs + p * cs] : 0.0f;
     }
 }
 
 /* ==== the loops around the kernel ========================================================= */
 
-/* One tile of out. A whole tile of an out whose rows are contiguous is added to in place; a
- * partial one (the right and bottom edges) or one of a strided out is computed into a zeroed
- * local tile, and the part that exists is added into out. */
-static void tile(Kernel *kernel, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *out,
-                 int64_t rs, int64_t cs, int64_t mr, int64_t nr) {
-    if (mr == MR && nr == NR && cs == 1) {
-        kernel(kc, a, a_rs, a_cs, pb, out, rs);
-        return;
-    }
-    float t[MR * NR] = {0};
-    kernel(kc, a, a_rs, a_cs, pb, t, NR);
+/* One tile of out, kernel->rows x `width` (NR, or 2NR for kernel->two), of which mr x nr
+ * exist. A whole tile of an out whose rows are contiguous is added to in place; a partial one
+ * (the right and bottom edges) or one of a strided out is computed into a zeroed local tile,
+ * and the part that exists is added into out. */
+static void tile(const MicroKernel *kernel, int64_t width, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
+                 const float *pb, float *out, int64_t rs, int64_t cs, int64_t mr, int64_t nr) {
+    float t[MR * 2 * NR];
+    bool in_place = mr == kernel->rows && nr == width && cs == 1;
+    float *c = in_place ? out : t;
+    int64_t ldc = in_place ? rs : width;
+    if (!in_place) memset(t, 0, sizeof t);
+    if (width == NR) kernel->one(kc, a, a_rs, a_cs, pb, c, ldc);
+    else kernel->two(kc, a, a_rs, a_cs, pb, pb + kc * NR, c, ldc);
+    if (in_place) return;
     for (int64_t i = 0; i < mr; i++)
-        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * NR + j];
+        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * width + j];
 }
 
-bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
-              int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+/* gemm_f32 with its kernel chosen */
+static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
+                 int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     if (m <= 0 || n <= 0 || k <= 0) return true; /* nothing to add */
-    Kernel *kernel = pick_kernel();
-    /* One buffer for a packed block of a and one of b, no larger than this product needs, each
-     * a whole number of 64-byte cache lines (16 floats), so packed b starts 64-byte aligned for
-     * the kernel's aligned loads. A small product uses a buffer of this thread's that lives on;
-     * a larger one allocates its own. One allocation, not two: glibc gives blocks over 128 KB
-     * back to the system when they are freed, and with two it did so, then faulted the pages
-     * in again, on every call (a quarter of the time at 256^3). */
+    /* One buffer for a packed block of a (only its bottom sliver, when a's rows are read where
+     * they lie) and one of b, no larger than this product needs, each a whole number of 64-byte
+     * cache lines (16 floats), so packed b starts 64-byte aligned for the kernel's aligned
+     * loads. A small product uses a buffer of this thread's that lives on; a larger one
+     * allocates its own. One allocation, not two: glibc gives blocks over 128 KB back to the
+     * system when they are freed, and with two it did so, then faulted the pages in again, on
+     * every call (a quarter of the time at 256^3). */
     static _Thread_local _Alignas(64) float small_buffer[GEMM_SMALL_BUFFER];
-    size_t a_floats = (size_t)round_up(round_up(min64(m, MC), MR) * min64(k, KC), 16);
+    int64_t rows = kernel->rows;
+    size_t a_floats = (size_t)round_up((a_cs == 1 ? rows : round_up(min64(m, MC), rows)) * min64(k, KC), 16);
     size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);
     float *pb = a_floats + b_floats <= GEMM_SMALL_BUFFER ? small_buffer
                                                          : aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
@@ -218,24 +290,26 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
             pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
             for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
                 int64_t mc = min64(MC, m - ic);
-                /* where each sliver of this block is read: in place, or packed into pa */
-                const float *sliver[MC / MR];
-                int64_t sliver_rs[MC / MR], sliver_cs[MC / MR];
-                for (int64_t ir = 0; ir < mc; ir += MR) {
-                    const float *rows = a + (ic + ir) * a_rs + pc * a_cs;
-                    int64_t mr = min64(MR, mc - ir), s = ir / MR;
-                    if ((a_cs == 1 || a_rs == 1) && mr == MR) {
-                        sliver[s] = rows, sliver_rs[s] = a_rs, sliver_cs[s] = a_cs;
-                    } else {
-                        pack_a(mr, kc, rows, a_rs, a_cs, pa + ir * kc);
-                        sliver[s] = pa + ir * kc, sliver_rs[s] = kc, sliver_cs[s] = 1;
+                /* the slivers of this block: read where they lie when whole and their rows are
+                 * contiguous (the first in_place rows), else packed into pa, one after another */
+                const float *block = a + ic * a_rs + pc * a_cs;
+                int64_t in_place = a_cs == 1 ? mc / rows * rows : 0; /* the rows read where they lie */
+                for (int64_t ir = in_place; ir < mc; ir += rows)
+                    pack_a(min64(rows, mc - ir), rows, kc, block + ir * a_rs, a_rs, a_cs,
+                           pa + (ir - in_place) * kc);
+                /* one sliver of b (or two) stays in L1 while the slivers of a stream past it */
+                for (int64_t jr = 0, width; jr < nc; jr += width) {
+                    width = kernel->two && nc - jr > NR ? 2 * NR : NR;
+                    for (int64_t ir = 0; ir < mc; ir += rows) {
+                        float *o = out + (ic + ir) * out_rs + (jc + jr) * out_cs;
+                        if (ir < in_place)
+                            tile(kernel, width, kc, block + ir * a_rs, a_rs, 1, pb + jr * kc, o, out_rs, out_cs, rows,
+                                 min64(width, nc - jr));
+                        else
+                            tile(kernel, width, kc, pa + (ir - in_place) * kc, 1, rows, pb + jr * kc, o, out_rs,
+                                 out_cs, min64(rows, mc - ir), min64(width, nc - jr));
                     }
                 }
-                for (int64_t jr = 0; jr < nc; jr += NR)     /* one sliver of b stays in L1 ... */
-                    for (int64_t ir = 0; ir < mc; ir += MR) /* ... while the slivers of a stream past it */
-                        tile(kernel, kc, sliver[ir / MR], sliver_rs[ir / MR], sliver_cs[ir / MR], pb + jr * kc,
-                             out + (ic + ir) * out_rs + (jc + jr) * out_cs, out_rs, out_cs, min64(MR, mc - ir),
-                             min64(NR, nc - jr));
             }
         }
     }
@@ -243,11 +317,18 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
     return true;
 }
 
+bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
+              int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+    MicroKernel kernel;
+    pick_kernel(&kernel); /* the plain kernel under COURSE_KERNELS=reference */
+    return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+}
+
 bool gemm_matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                     float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     /* Below GEMM_SMALL multiply-adds, packing costs more than it saves; so it does for a dot
      * product (one row times one column), where no value is used twice. */
-    if (kernels_mode() == KERNELS_REFERENCE || (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1))
-        return false;
-    return gemm_f32(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+    if ((double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1)) return false;
+    MicroKernel kernel;
+    return pick_kernel(&kernel) && gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }

@@ -12,14 +12,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The tile of out the micro-kernel keeps in registers (MR x NR), and the cache blocks, in
- * floats: an MC x KC block of a and a KC x NC block of b are packed at a time. Exposed so that
- * the tests can aim at the sizes around them. */
-enum { GEMM_MR = 6, GEMM_NR = 16, GEMM_MC = 144, GEMM_KC = 256, GEMM_NC = 4096 };
+/* The tile of out the micro-kernel keeps in registers (MR x NR; the AVX2 kernel's has 6 rows,
+ * all its 16 registers hold), and the cache blocks, in floats: an MC x KC block of a and a
+ * KC x NC block of b are packed at a time. Exposed so that the tests can aim at the sizes
+ * around them. */
+enum { GEMM_MR = 8, GEMM_NR = 16, GEMM_MC = 144, GEMM_KC = 256, GEMM_NC = 4096 };
 
-/* Products whose packed blocks fit in this many floats (384 KB) reuse a buffer of their thread's
- * instead of allocating one. */
-enum { GEMM_SMALL_BUFFER = 98304 };
+/* Products whose packed blocks fit in this many floats (128 KB) use a buffer of their thread's
+ * instead of allocating one: lesson 7 makes thousands of small products a step. */
+enum { GEMM_SMALL_BUFFER = 32768 };
 
 /* out[i, j] += sum over p of a[i, p] * b[p, j], for an (m, k) a, a (k, n) b and an (m, n) out,
  * each read through its own row and column strides, so any view works: transposed, expanded
@@ -27,10 +28,11 @@ enum { GEMM_SMALL_BUFFER = 98304 };
  * product, out starts at zero. out must not overlap a or b, and two elements of out must not
  * share an address (no stride 0 in out). Any of m, k, n may be 0: then it adds nothing.
  * The same sums as lesson 6's triple loop, in another order, so results may differ from it in
- * float32's last places (the tests bound by how much). It allocates one buffer per call (up to
- * about 4.3 MB: a KC x NC block of b and an MC x KC block of a) and frees it before returning. True, or false with nothing added when
- * that buffer cannot be allocated. Its micro-kernel is the one kernels_name() names: AVX-512,
- * AVX2+FMA or plain C. */
+ * float32's last places (the tests bound by how much). Unless the product is small, it
+ * allocates one buffer per call (up to about 4.3 MB: a KC x NC block of b and an MC x KC block
+ * of a) and frees it before returning. True, or false with nothing added when that buffer
+ * cannot be allocated. Its micro-kernel is the one kernels_name() names: AVX-512, AVX2+FMA or
+ * plain C. */
 bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
 

@@ -505,17 +505,19 @@ START_TEST(test_gemm_takes_over) {
 END_TEST
 
 START_TEST(test_gemm_edge_sizes) {
-    /* every combination of sizes around the tile (MR = 6, NR = 16), 0 and 1 included, with the
-     * layouts of a, b and out taking turns; out is never expanded (its elements must differ) */
-    const int64_t small[] = {0, 1, 2, 5, 6, 7, 15, 16, 17};
+    /* every combination of sizes around the tiles (6 or 8 rows, 16 or 32 columns), 0 and 1
+     * included, with the layouts of a, b and out taking turns; out is never expanded (its
+     * elements must differ) */
+    const int64_t small[] = {0, 1, 2, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33};
+    enum { N_SMALL = sizeof small / sizeof small[0] };
     const int out_layouts[] = {M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_SPREAD, M_REVERSED};
     Rng rng = rng_seeded(test_seed());
     FOR_EACH_GEMM_KERNEL(mode) {
         const char *name = use_kernels(*mode);
         int turn = 0;
-        for (int x = 0; x < 9; x++)
-            for (int y = 0; y < 9; y++)
-                for (int z = 0; z < 9; z++, turn++)
+        for (int x = 0; x < N_SMALL; x++)
+            for (int y = 0; y < N_SMALL; y++)
+                for (int z = 0; z < N_SMALL; z++, turn++)
                     check_gemm(&rng, name, small[x], small[y], small[z], turn % M_LAYOUTS, (turn / M_LAYOUTS) % M_LAYOUTS,
                                out_layouts[turn % 5]);
     }
