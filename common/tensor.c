@@ -70,8 +70,10 @@ static Block *block_new(Ctx *ctx, size_t capacity, bool zeroed) {
     Block **best = NULL;
     for (Block **b = &ctx->spare; *b; b = &(*b)->next)
         if ((*b)->allocated >= capacity && (*b)->allocated / 2 <= capacity &&
-            (!best || (*b)->allocated < (*best)->allocated))
+            (!best || (*b)->allocated < (*best)->allocated)) {
             best = b;
+            if ((*b)->allocated == capacity) break; /* a step asks for what the step before did */
+        }
     Block *block;
     if (best) {
         block = *best;
