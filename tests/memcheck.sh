@@ -5,7 +5,8 @@
 # children (Check), which exit without freeing what Check itself still holds, so for them only
 # memory lost for good (definitely or indirectly) counts as a leak. Check's timeouts are
 # stretched tenfold, since valgrind runs programs some 20-50 times slower. Lesson 7's walk-through
-# trains for 20 steps instead of its minute's worth (COURSE_STEPS).
+# trains for 2 steps instead of its minute's worth and evaluates on 512 tokens (COURSE_STEPS,
+# COURSE_EVAL_TOKENS): its vector code runs some 300 times slower under valgrind.
 log_dir=${BUILD:-build}/memcheck
 mkdir -p "$log_dir"
 status=0
@@ -17,7 +18,7 @@ for program in "$@"; do
     *) leaks=definite,indirect ;;
     esac
     rm -f "$log" "$log".*
-    COURSE_STEPS=${COURSE_STEPS:-20} CK_TIMEOUT_MULTIPLIER=10 valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=$leaks \
+    COURSE_STEPS=${COURSE_STEPS:-2} COURSE_EVAL_TOKENS=${COURSE_EVAL_TOKENS:-512} CK_TIMEOUT_MULTIPLIER=10 valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=$leaks \
         --error-exitcode=99 --log-file="$log.%p" "$program" >"$log" 2>&1
     code=$?
     if [ $code = 0 ]; then

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
         if (!out) fail("cannot write the curve");
         fprintf(out, "# step train_loss val_loss (val on the first %d validation tokens)\n", RUN_EVAL_TOKENS);
         RunResult r;
-        if (run_train(&m, &w, RUN_STEPS, out, false, &r) < 0) fail("training");
+        if (run_train(&m, &w, RUN_STEPS, RUN_EVAL_TOKENS, out, false, &r) < 0) fail("training");
         fclose(out);
         ctx_free(ctx);
         curve = fopen(curve_path, "r");

@@ -24,7 +24,8 @@ float run_learning_rate(int64_t step, int64_t steps) {
     return peak * (float)(0.1 + 0.9 * 0.5 * (1.0 + cos(3.14159265358979 * progress)));
 }
 
-int run_train(Model *m, const Words *w, int64_t steps, FILE *curve, bool progress, RunResult *result) {
+int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE *curve, bool progress,
+              RunResult *result) {
     int64_t b = RUN_BATCH, t = m->config.context;
     int64_t *x = malloc((size_t)(2 * b * t) * sizeof *x), *y = x ? x + b * t : NULL;
     if (!x) return tensor_set_error("run_train: out of memory"), -1;
@@ -55,7 +56,7 @@ int run_train(Model *m, const Words *w, int64_t steps, FILE *curve, bool progres
         if (step % RUN_EVAL_EVERY == 0 || step == steps) {
             result->train_loss = window_loss / (double)window;
             if (curve) {
-                double val = model_eval(m, &w->val, RUN_BATCH * 4, RUN_EVAL_TOKENS);
+                double val = model_eval(m, &w->val, RUN_BATCH * 4, eval_tokens);
                 if (isnan(val)) return free(x), -1;
                 fprintf(curve, "%lld %.6f %.6f\n", (long long)step, result->train_loss, val);
             }

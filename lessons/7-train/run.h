@@ -33,8 +33,9 @@ typedef struct {
 
 /* Trains m (made by model_init, with ctx_mark set after it) for `steps` steps on w's training
  * stream. Every RUN_EVAL_EVERY steps it writes "step train_loss val_loss" to `curve` (when not
- * NULL); with `progress`, a line on stderr that updates in place. Returns 0, or -1 with an
- * error. */
-int run_train(Model *m, const Words *w, int64_t steps, FILE *curve, bool progress, RunResult *result);
+ * NULL), the loss on the first eval_tokens of the validation stream; with `progress`, a line
+ * on stderr that updates in place. Returns 0, or -1 with an error. */
+int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE *curve, bool progress,
+              RunResult *result);
 
 #endif /* RUN_H */

@@ -512,7 +512,7 @@ START_TEST(test_checkpoint) {
 }
 END_TEST
 
-/* A short run on the real words learns: below the uniform loss by far, on the way to the bigram. */
+/* A short run on the real words learns: well below the uniform loss, on the way to the bigram. */
 START_TEST(test_short_training) {
     Words w;
     if (words_load(&w, getenv("COURSE_WORDS"), 7) < 0) ck_abort_msg("%s", tensor_error());
@@ -524,7 +524,7 @@ START_TEST(test_short_training) {
     int64_t x[16 * 8], y[16 * 8];
     AdamW opt = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.01f};
     double before = model_eval(&m, &w.val, 64, 4096);
-    for (int step = 0; step < 300; step++) {
+    for (int step = 0; step < 150; step++) {
         batch_sample(&w.train, 16, 8, &rng, x, y);
         ctx_zero_grads(test_ctx);
         ck_assert_int_eq(tensor_backward(EXPECT_OK(model_loss(&m, x, y, 16, 8))), 0);
@@ -532,8 +532,8 @@ START_TEST(test_short_training) {
         ctx_reset(test_ctx);
     }
     double after = model_eval(&m, &w.val, 64, 4096);
-    ck_assert_msg(before > 3.2 && after < 2.75, "300 steps of a tiny model took the validation loss from %.4f to %.4f; "
-                  "expected from about ln 27 = 3.30 to below 2.75", before, after);
+    ck_assert_msg(before > 3.2 && after < 2.9, "150 steps of a tiny model took the validation loss from %.4f to %.4f; "
+                  "expected from about ln 27 = 3.30 to below 2.9", before, after);
     char word[32];
     ck_assert_int_ge(sample_word(&m, &rng, word, 30), 0);
     words_free(&w);

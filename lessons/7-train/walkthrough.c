@@ -5,7 +5,9 @@
  *
  * It writes, beside itself (build/lesson7/): train-loss.dat, the loss curve that `make lesson7
  * plot` draws, and model.ckpt, the trained parameters. COURSE_STEPS=N trains for N steps instead
- * (`make memcheck` runs it with 20); COURSE_WORDS=FILE reads another word list.
+ * and COURSE_EVAL_TOKENS=N evaluates on the first N tokens of each split (`make memcheck` runs it
+with 2 and 512: valgrind runs this program some 300 times slower); COURSE_WORDS=FILE reads
+another word list.
  */
 #include <math.h>
 #include <stdio.h>
@@ -156,6 +158,17 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    int64_t eval_tokens = 0; /* 0: the whole split at the end, RUN_EVAL_TOKENS along the way */
+    if (getenv("COURSE_EVAL_TOKENS")) {
+        char *end;
+        eval_tokens = strtoll(getenv("COURSE_EVAL_TOKENS"), &end, 10);
+        if (*end || eval_tokens < 2 || eval_tokens > 100000000) {
+            fprintf(stderr, "lesson 7: COURSE_EVAL_TOKENS must be a number of tokens from 2 to 100000000, got '%s'\n",
+                    getenv("COURSE_EVAL_TOKENS"));
+            return 2;
+        }
+    }
+    int64_t along = eval_tokens ? eval_tokens : RUN_EVAL_TOKENS;
     Words w;
     const char *words_path = getenv("COURSE_WORDS") ? getenv("COURSE_WORDS") : WORDS_DEFAULT_PATH;
     if (words_load(&w, words_path, RUN_SEED) < 0) fail("the words");
@@ -174,7 +187,7 @@ int main(int argc, char **argv) {
     section_model(&m);
 
     heading("7 AdamW, and the loss before any step");
-    double initial = model_eval(&m, &w.val, RUN_BATCH * 4, RUN_EVAL_TOKENS);
+    double initial = model_eval(&m, &w.val, RUN_BATCH * 4, along);
     printf("  validation loss at initialization: %.4f (ln 27 = %.4f: the model starts out nearly uniform)\n", initial,
            log(27.0));
     printf("  AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1 on the matrices; learning rate %.0e after a warm-up "
@@ -185,18 +198,18 @@ int main(int argc, char **argv) {
     beside(argv[0], "train-loss.dat", path, sizeof path);
     FILE *curve = fopen(path, "w");
     if (!curve) fprintf(stderr, "lesson 7: cannot write %s; training without the loss curve\n", path);
-    else fprintf(curve, "# step train_loss val_loss (val on the first %d validation tokens)\n", RUN_EVAL_TOKENS);
+    else fprintf(curve, "# step train_loss val_loss (val on the first %lld validation tokens)\n", (long long)along);
     printf("  %lld steps of %d sequences of %lld characters\n", (long long)steps, RUN_BATCH, (long long)RUN_CONFIG.context);
     fflush(stdout);
     RunResult r;
-    if (run_train(&m, &w, steps, curve, isatty(2), &r) < 0) fail("training");
+    if (run_train(&m, &w, steps, along, curve, isatty(2), &r) < 0) fail("training");
     if (curve) fclose(curve);
     printf("  %lld steps in %.1f s: %.0f tokens per second, %.2f ms per step (make lesson7 bench compares it with PyTorch)\n",
            (long long)r.steps, r.seconds, r.tokens_per_second, 1e3 * r.seconds / (double)r.steps);
     printf("  the loss curve: %s (make lesson7 plot draws it)\n", path);
 
     heading("9 The result against the baselines");
-    double val = model_eval(&m, &w.val, RUN_BATCH * 4, 0), test = model_eval(&m, &w.test, RUN_BATCH * 4, 0);
+    double val = model_eval(&m, &w.val, RUN_BATCH * 4, eval_tokens), test = model_eval(&m, &w.test, RUN_BATCH * 4, eval_tokens);
     printf("  %-34s %s\n", "nats per character", "validation");
     printf("  %-34s %.4f\n", "uniform", log(27.0));
     printf("  %-34s %.4f\n", "bigram", bigram_val);
@@ -222,8 +235,8 @@ int main(int argc, char **argv) {
     Model loaded;
     if (!ctx2 || model_init(&loaded, ctx2, &RUN_CONFIG, 0) < 0 || model_load(&loaded, path) < 0) fail("model_load");
     ctx_mark(ctx2);
-    double again = model_eval(&loaded, &w.val, RUN_BATCH * 4, RUN_EVAL_TOKENS);
-    double before = model_eval(&m, &w.val, RUN_BATCH * 4, RUN_EVAL_TOKENS);
+    double again = model_eval(&loaded, &w.val, RUN_BATCH * 4, along);
+    double before = model_eval(&m, &w.val, RUN_BATCH * 4, along);
     printf("  saved %s; loaded into a fresh model: validation loss %.6f, the same as before saving (%.6f)\n", path,
            again, before);
     ctx_free(ctx2);
