@@ -40,7 +40,8 @@ static void step(void *arg) {
 
 /* PyTorch's best step time in ms from `steps` timed steps, or a negative number (with why in
  * `why`) when it cannot run. */
-static double torch_step_ms(int steps, char *version, size_t vsize, char *why, size_t wsize) {
+/* version has room for 64 chars */
+static double torch_step_ms(int steps, char version[64], char *why, size_t wsize) {
     const ModelConfig *c = &RUN_CONFIG;
     char command[512];
     snprintf(command, sizeof command, "/usr/bin/python3 lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1",
@@ -64,7 +65,6 @@ static double torch_step_ms(int steps, char *version, size_t vsize, char *why, s
         if (!why[0]) snprintf(why, wsize, "torch_model.py did not report a time (exit status %d)", status);
         return -1;
     }
-    (void)vsize;
     return best;
 }
 
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
      * whichever side runs during it, and each side keeps its best (as bench_pair does) */
     for (int round = 0; round < 4 && (round < 2 || (torch_ok && ours_best / torch_best > 0.5)); round++) {
         if (torch_ok) {
-            double t = torch_step_ms(steps, version, sizeof version, why, sizeof why);
+            double t = torch_step_ms(steps, version, why, sizeof why);
             if (t < 0) torch_ok = false;
             else if (torch_best < 0 || t < torch_best) torch_best = t;
         }

@@ -30,9 +30,7 @@ int main(int argc, char **argv) {
     double bigram_val = bigram_loss(&bigram, &w.val);
     /* the walk-through's curve, beside this program */
     char curve_path[4096];
-    const char *slash = strrchr(argv[0], '/');
-    snprintf(curve_path, sizeof curve_path, "%.*s/train-loss.dat", slash ? (int)(slash - argv[0]) : 1,
-             slash ? argv[0] : ".");
+    run_beside(argv[0], "train-loss.dat", curve_path, sizeof curve_path);
     FILE *curve = fopen(curve_path, "r");
     if (!curve) {
         fprintf(stderr, "plot: no %s from make lesson7: training the model first (about a minute)\n", curve_path);

@@ -16,6 +16,11 @@ static double seconds_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void run_beside(const char *argv0, const char *name, char *out, size_t size) {
+    const char *slash = strrchr(argv0, '/');
+    snprintf(out, size, "%.*s/%s", slash ? (int)(slash - argv0) : 1, slash ? argv0 : ".", name);
+}
+
 float run_learning_rate(int64_t step, int64_t steps) {
     const float peak = 3e-3f;
     const int64_t warmup = 100;
@@ -47,10 +52,10 @@ int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE
         ctx_reset(m->ctx); /* the step's graph goes; the parameters and AdamW's state stay */
         trained += seconds_now() - t0;
         if (progress && (step % 10 == 0 || step == steps)) {
-            double per_step = trained / (double)step;
+            double per_step = (seconds_now() - started) / (double)step; /* evaluations included */
             fprintf(stderr, "\r  step %5lld/%lld  train loss %.4f  %6.0f tokens/s  %3.0f s left ", (long long)step,
-                    (long long)steps, window_loss / (double)window, (double)(b * t) / per_step,
-                    per_step * (double)(steps - step) + (seconds_now() - started - trained) / (double)step * (double)(steps - step));
+                    (long long)steps, window_loss / (double)window, (double)(step * b * t) / trained,
+                    per_step * (double)(steps - step));
             fflush(stderr);
         }
         if (step % RUN_EVAL_EVERY == 0 || step == steps) {

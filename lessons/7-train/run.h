@@ -38,4 +38,8 @@ typedef struct {
 int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE *curve, bool progress,
               RunResult *result);
 
+/* A file beside the program argv0 names: run_beside("build/lesson7/walkthrough", "model.ckpt")
+ * is build/lesson7/model.ckpt, where the walk-through and the plot keep what they share. */
+void run_beside(const char *argv0, const char *name, char *out, size_t size);
+
 #endif /* RUN_H */

@@ -21,9 +21,6 @@
 
 /* ==== GELU ================================================================================ */
 
-#define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
-#define GELU_A 0.044715f
-
 /* The forward keeps tanh(u) of every element (out->saved, row-major): the backward needs it,
  * and computing it again would cost as much as the forward. */
 static void gelu_backward(Tensor *out) {

@@ -12,9 +12,6 @@
 #include "kernels.h"
 #include "simd_exp.h"
 
-#define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
-#define GELU_A 0.044715f
-
 #ifdef SIMD_X86
 /* Eight at a time; the last n % 8 go through the same vector code from a padded copy, so a
  * value's result does not depend on where it sits. */

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* GELU's constants (train.h), for the reference and the fast path alike */
+#define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
+#define GELU_A 0.044715f
+
 /* out[i] = gelu(x[i]) and tanh_u[i] = tanh(u(x[i])) for n contiguous floats, as train.c's
  * loop computes them. True when done; false, with nothing written, when COURSE_KERNELS is
  * reference (kernels.h). */

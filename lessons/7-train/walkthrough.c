@@ -29,13 +29,6 @@ static void fail(const char *what) {
     exit(1);
 }
 
-/* a file beside this program: build/lesson7/NAME */
-static void beside(const char *argv0, const char *name, char *out, size_t size) {
-    const char *slash = strrchr(argv0, '/');
-    int dir = slash ? (int)(slash - argv0) : 1;
-    snprintf(out, size, "%.*s/%s", dir, slash ? argv0 : ".", name);
-}
-
 static void print_stream(const char *label, const TokenStream *s, int64_t n) {
     printf("%s", label);
     for (int64_t i = 0; i < n && i < s->n; i++) putchar(token_to_char(s->tokens[i]));
@@ -146,28 +139,24 @@ static void section_model(Model *m) {
     printf("    (block1.* as block0.*)\n");
 }
 
+/* The count in environment variable `name`, lo..hi, or fallback when it is not set. */
+static int64_t env_count(const char *name, int64_t lo, int64_t hi, int64_t fallback) {
+    const char *text = getenv(name);
+    if (!text) return fallback;
+    char *end;
+    long long n = strtoll(text, &end, 10);
+    if (*end || end == text || n < lo || n > hi) {
+        fprintf(stderr, "lesson 7: %s must be a number from %lld to %lld, got '%s'\n", name, (long long)lo, (long long)hi,
+                text);
+        exit(2);
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     (void)argc;
-    int64_t steps = RUN_STEPS;
-    if (getenv("COURSE_STEPS")) {
-        char *end;
-        steps = strtoll(getenv("COURSE_STEPS"), &end, 10);
-        if (*end || steps < 1 || steps > 1000000) {
-            fprintf(stderr, "lesson 7: COURSE_STEPS must be a number of steps from 1 to 1000000, got '%s'\n",
-                    getenv("COURSE_STEPS"));
-            return 2;
-        }
-    }
-    int64_t eval_tokens = 0; /* 0: the whole split at the end, RUN_EVAL_TOKENS along the way */
-    if (getenv("COURSE_EVAL_TOKENS")) {
-        char *end;
-        eval_tokens = strtoll(getenv("COURSE_EVAL_TOKENS"), &end, 10);
-        if (*end || eval_tokens < 2 || eval_tokens > 100000000) {
-            fprintf(stderr, "lesson 7: COURSE_EVAL_TOKENS must be a number of tokens from 2 to 100000000, got '%s'\n",
-                    getenv("COURSE_EVAL_TOKENS"));
-            return 2;
-        }
-    }
+    int64_t steps = env_count("COURSE_STEPS", 1, 1000000, RUN_STEPS);
+    int64_t eval_tokens = env_count("COURSE_EVAL_TOKENS", 2, 100000000, 0); /* 0: the whole split at the end */
     int64_t along = eval_tokens ? eval_tokens : RUN_EVAL_TOKENS;
     Words w;
     const char *words_path = getenv("COURSE_WORDS") ? getenv("COURSE_WORDS") : WORDS_DEFAULT_PATH;
@@ -195,7 +184,7 @@ int main(int argc, char **argv) {
 
     heading("8 Training");
     char path[4096];
-    beside(argv[0], "train-loss.dat", path, sizeof path);
+    run_beside(argv[0], "train-loss.dat", path, sizeof path);
     FILE *curve = fopen(path, "w");
     if (!curve) fprintf(stderr, "lesson 7: cannot write %s; training without the loss curve\n", path);
     else fprintf(curve, "# step train_loss val_loss (val on the first %lld validation tokens)\n", (long long)along);
@@ -229,7 +218,7 @@ int main(int argc, char **argv) {
     printf("  %d of 20 are English words; the rest are made up, letter by letter\n", known);
 
     heading("11 The checkpoint");
-    beside(argv[0], "model.ckpt", path, sizeof path);
+    run_beside(argv[0], "model.ckpt", path, sizeof path);
     if (model_save(&m, path) < 0) fail("model_save");
     Ctx *ctx2 = ctx_new();
     Model loaded;
