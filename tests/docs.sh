@@ -1,8 +1,10 @@
 #!/bin/sh
 # docs.sh - keeps the walk-through output quoted in docs/ identical to what the code prints.
 #
-#   tests/docs.sh check    fails if a quoted block differs from the program's output
-#   tests/docs.sh update   rewrites the quoted blocks from the program's output
+#   tests/docs.sh check    fails if a quoted block differs from the program's output, or if a
+#                          walk-through's section numbers and its page's headings disagree
+#   tests/docs.sh update   rewrites the quoted blocks from the program's output (and checks the
+#                          section numbers too: those it cannot rewrite)
 #   tests/docs.sh readme LOG [update]   compares (or rewrites) the summary of `make test`
 #                          that README.md quotes after "<!-- output: make test summary -->"
 #                          with the end of LOG, the output of `make test` on a clean checkout
@@ -118,5 +120,55 @@ for doc in docs/*.md; do
     fi
 done
 rm -f "$outputs/doc.tmp"
-[ "$mode" = check ] && [ $status = 0 ] && echo "docs: every quoted walk-through output matches the code"
+
+# Section numbers. Lessons 1-6 are the source chapter's sections 2-7 and number theirs as it
+# does (lesson 3: 4.1, 4.2, ...; numbers past the chapter's last are the course's own); lesson 7
+# has no chapter section and numbers its own 1, 2, 3, .... A page's numbered headings (besides
+# the chapter's section 1, the questions) run from the first without a gap, and every heading
+# the walk-through prints carries one of them, in order, again without a gap.
+for out in "$outputs"/lesson*.txt; do
+    [ -f "$out" ] || continue
+    n=${out##*/lesson}; n=${n%.txt}
+    for page in docs/"$n"-*.md; do
+        [ -f "$page" ] || continue
+        awk -v n="$n" -v page="$page" -v out="$out" '
+            function fail(message) { printf "%s\n", message > "/dev/stderr"; bad = 1 }
+            # the position of a section number in its sequence: k of x.k in the chapter, n itself otherwise
+            function position(num) { return chapter ? substr(num, index(num, ".") + 1) + 0 : num + 0 }
+            BEGIN {
+                chapter = n >= 1 && n <= 6 ? n + 1 : 0
+                last = 0; previous = "the start"
+                while ((getline line < page) > 0) {
+                    if (!match(line, /^## [0-9]+(\.[0-9]+)?/)) continue
+                    num = substr(line, 4, RLENGTH - 3)
+                    if (chapter && num == "1") continue
+                    if (chapter ? num !~ ("^" chapter "\\.[0-9]+$") : num !~ /^[0-9]+$/) {
+                        fail(sprintf("%s: heading %s: lesson %s numbers its sections %s", page, num, n,
+                                     chapter ? "as the chapter, " chapter ".1, " chapter ".2, ..." : "1, 2, 3, ..."))
+                        continue
+                    }
+                    if (position(num) != last + 1)
+                        fail(sprintf("%s: heading %s comes after %s: a gap, or out of order", page, num, previous))
+                    last = position(num); previous = num; numbered[num] = 1
+                }
+                close(page)
+                last = 0; previous = "the start"
+                while ((getline line < out) > 0) {
+                    if (!match(line, /^[0-9]+(\.[0-9]+)? /)) continue
+                    num = substr(line, 1, RLENGTH - 1)
+                    if (!(num in numbered)) {
+                        fail(sprintf("lesson %s'"'"'s walk-through prints section %s, which %s has no heading for",
+                                     n, num, page))
+                        continue
+                    }
+                    if (position(num) != last && position(num) != last + 1)
+                        fail(sprintf("lesson %s'"'"'s walk-through prints section %s after %s: a gap, or out of order (%s)",
+                                     n, num, previous, page))
+                    last = position(num); previous = num
+                }
+                exit bad
+            }' || status=1
+    done
+done
+[ "$mode" = check ] && [ $status = 0 ] && echo "docs: every quoted walk-through output matches the code, and its section numbers the page's"
 exit $status

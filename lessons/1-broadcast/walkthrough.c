@@ -45,6 +45,18 @@ static void rules_row(const int64_t *a, int a_rank, const int64_t *b, int b_rank
     }
 }
 
+/* The two shapes of the chapter's 2.1: a bias for every row, and one number for every element. */
+static void section_why(Ctx *ctx) {
+    heading("2.1 Why broadcasting: a small shape meets a large one, and the small one stretches");
+    Tensor *x = tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
+    Tensor *bias = tensor_from(ctx, DIMS(3), VALUES(10, 20, 30));
+    Tensor *scale = tensor_scalar(ctx, 2.0f);
+    tensor_print("  x (B = 2 rows, D = 3)", x);
+    tensor_print("  bias (3,)", bias);
+    tensor_print("  x + bias, [B, D] + [D]", tensor_add(x, bias));
+    tensor_print("  x * 2, [B, D] * [] (2 is rank 0)", tensor_mul(x, scale));
+}
+
 static void section_rules(void) {
     heading("2.2 The rule: align on the right; each pair must be equal or 1");
     printf("  %-8s %-8s %-18s%s\n", "a", "b", "pairs compared", "result");
@@ -90,7 +102,7 @@ static void scenario(Ctx *ctx, int number, const int64_t *a_shape, int a_rank, c
 }
 
 static void section_scenarios(Ctx *ctx) {
-    heading("2.3 numpy's scenarios 1-4, run through tensor_add");
+    heading("2.3 numpy's scenarios 1-4, run through tensor_add (the notes' fifth, a matmul, is lesson 6's 7.4)");
     scenario(ctx, 1, DIMS(2, 3), DIMS(2, 3));
     scenario(ctx, 2, DIMS(3, 4), DIMS(4));
     scenario(ctx, 3, DIMS(2, 1, 3), DIMS(4, 3));
@@ -153,6 +165,9 @@ static void section_backward(Ctx *ctx) {
     tensor_print("  a", a);
     tensor_print("  b", b);
     tensor_print("  c = a + b", c);
+    /* the chapter's broadcast_plan: a map only for an input whose shape is not the result's */
+    printf("  the chapter's broadcast_plan: a has c's shape, so %s (c[t] reads a[t]); b gets 2.4's map\n",
+           shape_equal(a->shape, a->rank, c->shape, c->rank) ? "no map for a" : "a map for a");
     tensor_print("  loss", loss);
     if (tensor_backward(loss) != 0) {
         printf("  backward failed: %s\n", tensor_error());
@@ -203,6 +218,7 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 1: broadcasting\n======================\n");
+    if (run_section(section_why) < 0) return EXIT_FAILURE;
     section_rules();
     if (run_section(section_error) < 0) return EXIT_FAILURE;
     section_alignment();

@@ -49,6 +49,10 @@ static void section_overflow(Ctx *ctx) {
     heading("4.2 Without the max, e^x overflows float32 just above x = 88.72");
     printf("  largest float32 = %.4e, and log of it = %.4f\n", (double)FLT_MAX, (double)logf(FLT_MAX));
     printf("  expf(88.72) = %.4e, expf(88.73) = %g\n", (double)expf(88.72f), (double)expf(88.73f));
+    /* the chapter says e^88.7 is already past the largest float32; it is not, quite */
+    float e887 = expf(88.7f);
+    printf("  (the chapter says e^88.7 is already too large: expf(88.7) = %.4e, %s)\n", (double)e887,
+           isinf(e887) ? "inf" : "still finite");
     /* e^(s-2) + e^(s-1) + e^s = e^s (1 + e^-1 + e^-2): the sum overflows a little before e^s does */
     printf("  the sum e^(s-2) + e^(s-1) + e^s overflows already above s = log(FLT_MAX) - log(1 + e^-1 + e^-2) = %.2f\n",
            log(FLT_MAX) - log(1.0 + exp(-1.0) + exp(-2.0)));
@@ -64,6 +68,10 @@ static void section_overflow(Ctx *ctx) {
         format_row(b, sizeof b, tensor_data(stable), 3);
         printf("  %-7g %-30s %s\n", (double)s, a, b);
     }
+    /* the chapter says that dividing by inf gives nan; a finite number over inf is 0 */
+    volatile float finite = 1.0f, inf = INFINITY;
+    printf("  (the chapter says dividing by inf gives nan: 1 / inf = %g, and only inf / inf is %s)\n",
+           (double)(finite / inf), isnan(inf / inf) ? "nan" : "a number");
 }
 
 static void section_max_trick(Ctx *ctx) {

@@ -9,6 +9,7 @@
 
 #include "bmm.h"
 #include "broadcast.h"
+#include "permute.h"
 
 static void heading(const char *title) { printf("\n%s\n", title); }
 
@@ -58,8 +59,48 @@ static void shape_row(Ctx *ctx, const int64_t *a_shape, int a_rank, const int64_
     tensor_clear_error();
 }
 
+static void section_from_2d(Ctx *ctx) {
+    heading("7.1 From 2-D to 3-D: a batch dim in front, one 2-D product per batch");
+    shape_row(ctx, DIMS(1, 2), DIMS(2, 1));
+    shape_row(ctx, DIMS(2, 1, 2), DIMS(2, 2, 1));
+    printf("  the inner dim k must agree:\n");
+    shape_row(ctx, DIMS(2, 1, 2), DIMS(2, 3, 1));
+    printf("  and, in the chapter's 3-D version, so must the batch sizes (section 7.4 lets them broadcast):\n");
+    shape_row(ctx, DIMS(2, 1, 2), DIMS(3, 2, 1));
+}
+
+static Tensor *ones(Ctx *ctx, const int64_t *shape, int rank) {
+    return tensor_add_scalar(tensor_zeros(ctx, shape, rank), 1.0f);
+}
+
+/* A weight used by every batch collects every batch's gradient: dw = sum over bi of x[bi]^T @ g[bi]. */
+static void section_shared_weight(Ctx *ctx) {
+    heading("7.5 A weight shared by every batch: its gradient is the sum of every batch's");
+    Tensor *x = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1, 2), VALUES(1, 2, 3, 4)));
+    Tensor *w = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1), VALUES(5, 6)));
+    tensor_print("  x (2,1,2)", x);
+    tensor_print("  w (2,1), one for both batches", w);
+    tensor_backward(tensor_sum(tensor_matmul(x, w)));
+    printf("  loss = sum(x @ w), so every batch's upstream gradient g[bi] is ones (1,1)\n");
+    Tensor *g = ones(ctx, DIMS(1, 1)), *total = NULL;
+    for (int64_t bi = 0; bi < 2; bi++) {
+        Tensor *xi = tensor_as_strided(x, DIMS(1, 2), STRIDES(2, 1), bi * 2); /* batch bi, as a (1,2) matrix */
+        Tensor *part = tensor_matmul(tensor_transpose(xi, 0, 1), g);
+        char label[64];
+        snprintf(label, sizeof label, "  batch %lld: x[%lld]^T @ g[%lld]", (long long)bi, (long long)bi, (long long)bi);
+        tensor_print(label, part);
+        total = total ? tensor_add(total, part) : part;
+    }
+    tensor_print("  their sum", total);
+    tensor_print("  dw from the backward", tensor_grad(w));
+    /* the same sum as one product: x's batch and rows merge into X (2,2), as the fold of 7.6 does */
+    Tensor *rows = tensor_reshape(x, DIMS(2, 2));
+    tensor_print("  folded into rows, X^T @ G with X = x as (2,2), G = ones (2,1)",
+                 tensor_matmul(tensor_transpose(rows, 0, 1), ones(ctx, DIMS(2, 1))));
+}
+
 static void section_shapes(Ctx *ctx) {
-    heading("7.4 Batch dims broadcast by lesson 1's rule, dim by dim; vectors are promoted");
+    heading("7.4 Batch dims broadcast by lesson 1's rule, dim by dim (the notes' fifth scenario first); vectors are promoted");
     shape_row(ctx, DIMS(3, 1, 4, 2), DIMS(4, 2, 5));
     shape_row(ctx, DIMS(3, 4, 2), DIMS(4, 2, 5));
     shape_row(ctx, DIMS(2, 3), DIMS(4, 5));
@@ -76,11 +117,6 @@ static void section_backward(Ctx *ctx) {
     tensor_backward(tensor_sum(tensor_matmul(a, b)));
     tensor_print("  dA for loss = sum(A @ B)", tensor_grad(a));
     tensor_print("  dB", tensor_grad(b));
-    /* a weight shared by the batch: its gradient is the sum over the batches that used it */
-    Tensor *x = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1, 2), VALUES(1, 2, 3, 4)));
-    Tensor *w = tensor_requires_grad(tensor_from(ctx, DIMS(2, 1), VALUES(5, 6)));
-    tensor_backward(tensor_sum(tensor_matmul(x, w)));
-    tensor_print("  x (2,1,2) @ w (2,1), shared by both batches: dw", tensor_grad(w));
     /* the same tensor on both sides: both lines of the backward add into its gradient */
     Tensor *sq = tensor_requires_grad(tensor_from(ctx, DIMS(2, 2), VALUES(1, 2, 3, 4)));
     tensor_backward(tensor_sum(tensor_matmul(sq, sq)));
@@ -154,7 +190,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 6: batched matmul\n========================\n");
-    void (*sections[])(Ctx *) = {section_chapter, section_backward, section_loop, section_shapes, section_case_study};
+    void (*sections[])(Ctx *) = {section_from_2d, section_chapter, section_backward, section_loop,
+                                 section_shapes, section_shared_weight, section_case_study};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;
