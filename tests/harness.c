@@ -1,7 +1,7 @@
 /*
  * harness.c - the shared test runner. See harness.h.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* POSIX 2008, and dlopen's RTLD_NOLOAD (watch_sanitizers) */
 #include "harness.h"
 
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <signal.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -45,8 +46,58 @@ static long long output_limit; /* see limit_output */
 static long long memory_limit; /* see limit_memory */
 static const char *probing; /* while probing: the id of the exercise being probed, e.g. "1.2" */
 
+/* ---- sanitizer reports (SANITIZE=1) ------------------------------------------------------
+ * A sanitizer's report ends the test's process. Its options are compiled in, so that it exits
+ * with EXIT_SANITIZER (the grader's runner uses the same code), and in each test the report is
+ * written to a file, which the death callback copies to stderr and turns into the test's
+ * failure message: the line that names the error and where it happened. The hooks are weak, so
+ * that a build without the sanitizers links without them. */
+const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
+const char *__asan_default_options(void) { return "exitcode=87:detect_leaks=0"; }
+const char *__ubsan_default_options(void) { return "exitcode=87:halt_on_error=1:print_stacktrace=1"; }
+extern void __sanitizer_set_report_path(const char *path) __attribute__((weak));
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+static char report_path[64];
+
+static void sanitizer_died(void) {
+    char path[96], text[8192], line[512] = "";
+    snprintf(path, sizeof path, "%s.%ld", report_path, (long)getpid());
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    unlink(path);
+    text[n] = '\0';
+    if (write(STDERR_FILENO, text, n) < 0) { /* the message below still says what happened */
+    }
+    /* UBSan's "file:line:col: runtime error: ..." or ASan's "SUMMARY: AddressSanitizer: ..." */
+    const char *key = strstr(text, "runtime error:");
+    if (key)
+        while (key > text && key[-1] != '\n') key--;
+    else if ((key = strstr(text, "SUMMARY: ")))
+        key += strlen("SUMMARY: ");
+    if (key) snprintf(line, sizeof line, "%.*s", (int)strcspn(key, "\n"), key);
+    ck_abort_msg("[memory] a memory or undefined-behaviour error, found by the sanitizers: %s",
+                 *line ? line : "their report, printed above, names the line");
+}
+
+static void watch_sanitizers(void) {
+    if (!__sanitizer_set_report_path || !__sanitizer_set_death_callback) return;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(report_path, sizeof report_path, "%s/course-sanitizer", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    __sanitizer_set_report_path(report_path);
+    __sanitizer_set_death_callback(sanitizer_died);
+    /* gcc's UBSan is a library of its own, with its own copy of these two settings */
+    void *ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!ubsan) return;
+    void (*set_path)(const char *) = (void (*)(const char *))dlsym(ubsan, "__sanitizer_set_report_path");
+    void (*set_death)(void (*)(void)) = (void (*)(void (*)(void)))dlsym(ubsan, "__sanitizer_set_death_callback");
+    if (set_path && set_death) set_path(report_path), set_death(sanitizer_died);
+}
+
 static void test_setup(void) {
     if (output_limit) signal(SIGXFSZ, SIG_DFL);
+    watch_sanitizers();
     tensor_clear_error();
     test_ctx = ctx_new();
 }
@@ -133,6 +184,40 @@ char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size) {
     return buf;
 }
 
+static void append(char *buf, size_t size, size_t *used, const char *text) {
+    if (*used < size) *used += (size_t)snprintf(buf + *used, size - *used, "%s", text);
+}
+
+char *format_literal(const float *v, const int64_t *shape, int rank, char *buf, size_t size) {
+    size_t used = 0;
+    int64_t n = shape_numel(shape, rank);
+    int depth = 0;
+    buf[0] = '\0';
+    if (n == 0) append(buf, size, &used, "[]");
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 24) {
+            append(buf, size, &used, ", ...");
+            while (depth-- > 0) append(buf, size, &used, "]");
+            break;
+        }
+        /* a dim opens a bracket where its index (and every later one) is 0, and closes one at its end */
+        int opens = 0, closes = 0;
+        for (int64_t d = rank - 1, block = 1; d >= 0; d--) {
+            block *= shape[d];
+            opens += i % block == 0;
+            closes += (i + 1) % block == 0;
+        }
+        char number[32];
+        snprintf(number, sizeof number, isnan(v[i]) ? "nan" : "%g", (double)v[i]);
+        if (i > 0) append(buf, size, &used, ", ");
+        for (int k = 0; k < opens; k++) append(buf, size, &used, "[");
+        append(buf, size, &used, number);
+        for (int k = 0; k < closes; k++) append(buf, size, &used, "]");
+        depth += opens - closes;
+    }
+    return buf;
+}
+
 Tensor *expect_ok_(Tensor *t, const char *expr, const char *file, int line) {
     if (!t) _ck_assert_failed(file, line, "Failed", "%s returned NULL: %s", expr,
                               tensor_error() ? tensor_error() : "(no error recorded)");
@@ -155,7 +240,7 @@ static bool close_enough(float got, float want, float tol) {
 }
 
 /* Fails at the first element that differs, naming it by its index in `shape` (or by its flat
- * index when shape is NULL) and printing both arrays. */
+ * index when shape is NULL) and printing both arrays, as nested literals when shape is known. */
 static void expect_close(const float *got, const float *expected, int64_t n, const int64_t *shape, int rank,
                          float tol, const char *what, const char *file, int line) {
     for (int64_t i = 0; i < n; i++) {
@@ -171,8 +256,13 @@ static void expect_close(const float *got, const float *expected, int64_t n, con
         } else {
             snprintf(where, sizeof where, "element %" PRId64, i);
         }
-        format_floats(got, n, g, sizeof g);
-        format_floats(expected, n, e, sizeof e);
+        if (shape) {
+            format_literal(got, shape, rank, g, sizeof g);
+            format_literal(expected, shape, rank, e, sizeof e);
+        } else {
+            format_floats(got, n, g, sizeof g);
+            format_floats(expected, n, e, sizeof e);
+        }
         char value[32], want[32];
         format_floats(&got[i], 1, value, sizeof value);
         format_floats(&expected[i], 1, want, sizeof want);
@@ -226,10 +316,16 @@ void expect_output_(float *buf, int64_t n, float marker, const float *expected, 
                               " was written, but the output has %" PRId64 " floats", what, i, n);
     for (int64_t i = 0; i < n; i++) {
         if (close_enough(buf[i], expected[i], tol)) continue;
+        /* the marker is what the output held before the call: an element that still holds it
+         * was never written, one that holds it plus the answer was added to without a start */
+        if (buf[i] == marker || (isnan(marker) && isnan(buf[i])))
+            _ck_assert_failed(file, line, "Failed", "%s: element %" PRId64 " was never written (it still holds %g, what the "
+                              "output held before the call)", what, i, (double)marker);
         if (marker != 0.0f && fabsf(buf[i] - expected[i] - marker) <= 1e-3f * fabsf(marker)) {
             char hinted[1024];
-            snprintf(hinted, sizeof hinted, "%s (the output held %g everywhere before the call, and it looks added to: "
-                     "zero it, or write with =, first)", what, (double)marker);
+            snprintf(hinted, sizeof hinted, "%s (the output held %g everywhere before the call, and this is that %g plus "
+                     "the answer: the output is not zeroed for you, so give each element its starting value, 0 for a "
+                     "sum, before adding into it)", what, (double)marker, (double)marker);
             expect_close(buf, expected, n, NULL, 0, tol, hinted, file, line);
         }
         expect_close(buf, expected, n, NULL, 0, tol, what, file, line);
@@ -355,6 +451,18 @@ static void summary_line(SRunner *sr, char *buf, size_t size) {
 
 static void add_fixture(TCase *tc) { tcase_add_checked_fixture(tc, test_setup, test_teardown); }
 
+/* Check's own report (a line per test and its summary) is printed only when CK_VERBOSITY asks
+ * for it (make test V=1); otherwise the course prints its lines, and what failed. */
+static bool check_verbose(void) {
+    const char *env = getenv("CK_VERBOSITY");
+    return env && *env && strcmp(env, "silent") != 0;
+}
+
+static void run_suite(SRunner *sr) {
+    srunner_set_fork_status(sr, CK_FORK); /* a crashing test must not take the run with it */
+    srunner_run_all(sr, check_verbose() ? CK_ENV : CK_SILENT);
+}
+
 TCase *add_test_case(Suite *suite, const char *name) {
     TCase *tc = tcase_create(name);
     add_fixture(tc);
@@ -367,9 +475,19 @@ TCase *add_test_case(Suite *suite, const char *name) {
 int run_core_tests(int argc, char **argv, Suite *suite) {
     Options o = parse_options(argc, argv);
     SRunner *sr = srunner_create(suite);
-    srunner_set_fork_status(sr, CK_FORK); /* a crashing test must not take the run with it */
-    srunner_run_all(sr, CK_NORMAL);
+    run_suite(sr);
     int run = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+    if (failed && !check_verbose()) {
+        TestResult **results = srunner_results(sr);
+        for (int i = 0; i < run; i++) {
+            if (tr_rtype(results[i]) == CK_PASS) continue;
+            /* the line is the last one Check saw the test reach, for a crash too */
+            printf("  FAILED  %s (%s:%d): %s\n", tr_tcname(results[i]), tr_lfile(results[i]), tr_lno(results[i]),
+                   tr_msg(results[i]));
+        }
+        free(results);
+    }
+    if (!check_verbose()) printf("%d/%d tests passed\n", run - failed, run);
     FILE *f = open_results(o.results);
     if (f) {
         char summary[128];
@@ -490,8 +608,8 @@ static void explain(const char *msg, char *buf, size_t size, const char **kind) 
     int code, sig;
     if (sscanf(msg, "Early exit with return value %d", &code) == 1 && code == EXIT_SANITIZER) {
         *kind = "memory";
-        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers (their report, in the test's "
-                 "output, names the line)");
+        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers: their report, printed "
+                 "above, names the line");
     } else if (sscanf(msg, "Early exit with return value %d", &code) == 1) {
         *kind = "exited";
         snprintf(buf, size, "stopped the test before it finished, exiting with status %d (a call to exit() or "
@@ -555,9 +673,11 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     const char **kind = calloc((size_t)n, sizeof *kind);
     int *failures = calloc((size_t)n, sizeof *failures);
     char (*message)[1024] = calloc((size_t)n, sizeof *message);
+    enum { MORE_SHOWN = 2 }; /* further failures shown under the first, one line each */
+    char (*more)[2048] = calloc((size_t)n, sizeof *more);
     char (*names)[128] = calloc((size_t)n, sizeof *names);
     int *exercise_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *exercise_of);
-    if (!status || !kind || !failures || !message || !names || !exercise_of) return EXIT_FAILURE;
+    if (!status || !kind || !failures || !message || !more || !names || !exercise_of) return EXIT_FAILURE;
 
     Suite *suite = suite_create(o.label);
     int n_tests = 0;
@@ -586,8 +706,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
         suite_add_tcase(suite, tc);
     }
     SRunner *sr = srunner_create(suite);
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
+    run_suite(sr);
 
     /* Check runs the tests in the order they were added and reports them in that order, so
      * result r is test number r. */
@@ -598,10 +717,13 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
         char explained[1024];
         const char *why;
         explain(tr_msg(results[r]), explained, sizeof explained, &why);
-        if (failures[i]++ == 0) { /* keep the first failure's message */
+        if (failures[i]++ == 0) { /* the first failure's message, and its kind */
             status[i] = FAILED;
             kind[i] = why;
             snprintf(message[i], sizeof message[i], "%s", explained);
+        } else if (failures[i] <= 1 + MORE_SHOWN && strcmp(explained, message[i]) != 0 && !strstr(more[i], explained)) {
+            size_t used = strlen(more[i]);
+            snprintf(more[i] + used, sizeof more[i] - used, "\nalso: %s", explained);
         }
     }
     free(results);
@@ -616,8 +738,10 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
             /* indent the message's continuation lines under the exercise */
             printf("\n        ");
             for (const char *c = message[i]; *c; c++) printf(*c == '\n' ? "\n        " : "%c", *c);
-            if (failures[i] > 1)
-                printf("\n        (and %d more of its tests failed: see Check's lines above)", failures[i] - 1);
+            for (const char *c = more[i]; *c; c++) printf(*c == '\n' ? "\n        " : "%c", *c);
+            int shown = 1;
+            for (const char *c = more[i]; (c = strstr(c, "\nalso: ")); c++) shown++;
+            if (failures[i] > shown) printf("\n        (%d of its tests failed in all)", failures[i]);
         }
         printf("\n");
         todo += status[i] == TODO;
@@ -643,6 +767,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     free(kind);
     free(failures);
     free(message);
+    free(more);
     free(names);
     free(exercise_of);
     return failed || (o.require_all && todo) ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -16,7 +16,8 @@
 
 /* ---- running ---------------------------------------------------------------------- */
 
-/* Runs a suite of core tests in forked processes and prints Check's summary. Options:
+/* Runs a suite of core tests in forked processes and prints each failure (file, line, message)
+ * and "N/M tests passed"; with $CK_VERBOSITY set, Check's own report instead. Options:
  * --results FILE appends "core PASSED TOTAL" to FILE. Returns the process exit status. */
 int run_core_tests(int argc, char **argv, Suite *suite);
 
@@ -152,6 +153,9 @@ bool tape_has_op(const Tensor *t, const char *op);
 
 /* Writes "[1, 2, 3]" (at most the first 24 values) into buf. */
 char *format_floats(const float *v, int64_t n, char *buf, size_t size);
+/* Writes v, row-major values of the given shape, as the nested literal numpy would print,
+ * "[[1, 2, 3], [4, 5, 6]]" (at most the first 24 values, then "..."; "[]" when empty). */
+char *format_literal(const float *v, const int64_t *shape, int rank, char *buf, size_t size);
 char *format_ints(const int64_t *v, int64_t n, char *buf, size_t size);
 
 /* A random shape of the given rank with dims in [lo, hi]. */

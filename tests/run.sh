@@ -1,6 +1,6 @@
 #!/bin/sh
-# run.sh - runs the course's test programs and ends with a summary: Check's summary line of
-# each program, then one line per lesson. Called by `make test` and `make lessonN test`.
+# run.sh - runs the course's test programs and ends with one line per library test program and
+# per lesson. Called by `make test` and `make lessonN test`.
 #
 #   tests/run.sh all     N:topic:dir ...   the library's tests (tests/test_*.c: the tensor core,
 #                                          conformance, bad inputs, random testing), each run
@@ -10,31 +10,44 @@
 #                                          reference solutions
 #   tests/run.sh student N:topic:dir ...   per lesson: core tests and the student's exercises
 #
+# A program's output is shown only when something in it failed, and an exercise table only for
+# a lesson the student has started (`student` mode: always). V=1 shows everything, with
+# Check's own report of every test. The grader's tests are not here: `make test-grader`.
+#
 # Exit status 1 if a core test fails, a reference solution fails, or an attempted exercise
 # fails or does not compile. Exercises still marked TODO do not fail the run.
 mode=$1
 shift
 build=${BUILD:-build}
 make=${MAKE:-make}
+verbose=${V:-}
 results=$build/results
 rm -rf "$results"
 mkdir -p "$results"
 status=0
 tab=$(printf '\t')
+[ "$verbose" = 1 ] && export CK_VERBOSITY=verbose
 
 banner() { printf '\n==== %s\n' "$1"; }
 
-# run NAME LABEL PROGRAM ARGS...: runs a test program, keeping its results under NAME.
+# run NAME LABEL PROGRAM ARGS...: runs a test program, keeping its results under NAME and its
+# output in NAME.log; the output is shown when the program fails (or with V=1).
 run() {
     name=$1 label=$2
     shift 2
-    banner "$label"
-    "$@" --results "$results/$name" || status=1
-    [ -s "$results/$name" ] || echo "(the test program stopped before writing its results)"
+    if "$@" --results "$results/$name" >"$results/$name.log" 2>&1; then failed=0; else failed=1 status=1; fi
+    [ -s "$results/$name" ] || { failed=1 status=1; echo "(the test program stopped before writing its results)" >>"$results/$name.log"; }
+    if [ $failed = 1 ] || [ "$verbose" = 1 ]; then
+        banner "$label"
+        cat "$results/$name.log"
+    fi
 }
 
 # field FILE KEY N: field N of the first line of FILE that starts with KEY.
 field() { awk -F "$tab" -v key="$2" -v n="$3" '$1 == key { print $n; exit }' "$1" 2>/dev/null; }
+
+# started FILE: has the student attempted any exercise in these results?
+started() { awk -F "$tab" '$1 == "exercise" && $4 != "TODO" { found = 1 } END { exit !found }' "$1" 2>/dev/null; }
 
 # The library's test programs, one per tests/test_NAME.c, each titled by its header comment:
 # " * test_NAME.c - TITLE: ..." on its second line.
@@ -56,20 +69,33 @@ for spec in "$@"; do
     topic=${rest%%:*} dir=${rest#*:}
     run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" "$build/lesson$n/test_core"
 
-    banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
+    student=$results/lesson$n.student
     if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
         # the compiler's warnings, without make's own chatter (build lines, jobserver notes)
         grep -v -E '^  (CC|AR|LINK) |^make(\[[0-9]+\])?: ' "$results/lesson$n.build" >"$results/lesson$n.warnings"
-        if grep -q 'warning:' "$results/lesson$n.warnings"; then
-            echo "the compiler warns about $dir/exercises.c (worth fixing: warnings often point at the bug):"
-            grep -A 3 'warning:' "$results/lesson$n.warnings" | head -n 20 | sed 's/^/    /'
-        fi
         "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
-            --results "$results/lesson$n.student" || status=1
+            --results "$student" >"$student.log" 2>&1 || status=1
+        if [ "$mode" = student ] || [ "$verbose" = 1 ] || started "$student" || [ ! -s "$student" ]; then
+            banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
+            if grep -q 'warning:' "$results/lesson$n.warnings"; then
+                echo "the compiler warns about $dir/exercises.c (worth fixing: warnings often point at the bug):"
+                grep -A 3 'warning:' "$results/lesson$n.warnings" | head -n 20 | sed 's/^/    /'
+            fi
+            cat "$student.log"
+            [ -s "$student" ] || echo "(the test program stopped before writing its results)"
+        fi
     else
+        banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
         echo "$dir/exercises.c did not compile:"
         grep -m 8 -E 'error|undefined reference|multiple definition' "$results/lesson$n.build" | sed 's/^/    /'
-        echo "compile" >"$results/lesson$n.student"
+        # A call without its prototype: name the header that declares the function.
+        for fn in $(sed -n 's/.*implicit declaration of function [^A-Za-z_]*\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$results/lesson$n.build" | sort -u); do
+            header=$(grep -l -E "(^|[^A-Za-z0-9_])$fn *\(" common/*.h lessons/*/*.h 2>/dev/null | grep -v '/exercises\.h$' | head -n 1)
+            if [ -n "$header" ]; then
+                echo "    $fn() is declared in $header: add #include \"$(basename "$header")\" at the top of $dir/exercises.c"
+            fi
+        done
+        echo "compile" >"$student"
         status=1
     fi
 
@@ -79,44 +105,8 @@ for spec in "$@"; do
     fi
 done
 
-# The grader's own tests, where the course ships them (not in the student handout). They
-# expect plain builds (they make their own sanitized one), so SANITIZE=1 skips them.
-if [ "$mode" = all ] && [ -f tests/grading/test_grader.sh ] && [ "${SANITIZE:-}" = 1 ]; then
-    banner "the grader: not tested under SANITIZE=1 (its tests build their own sanitized copy)"
-elif [ "$mode" = all ] && [ -f tests/grading/test_grader.sh ]; then
-    banner "the grader: tests/grading/test_grader.sh"
-    BUILD=$build MAKE=$make sh tests/grading/test_grader.sh >"$results/grader.log" 2>&1
-    grader=$?
-    grep -E '^(ok|FAIL|skip)' "$results/grader.log"
-    if [ $grader -ne 0 ]; then
-        status=1
-        echo "(the grader's tests failed; full log: $results/grader.log)"
-    fi
-    echo "grader	$grader" >"$results/grader"
-fi
-
-# ---- summary ----------------------------------------------------------------------------
-banner summary
-checks() { # LABEL FILE KEY COLUMN
-    line=$(field "$2" "$3" "$4")
-    printf '%-40s %s\n' "$1" "${line:-no results: the program did not finish}"
-}
-for name in $(library_tests); do
-    checks "$(title "$name")" "$results/$name" core 4
-    checks "$(title "$name"), reference" "$results/$name.reference" core 4
-done
-for spec in "$@"; do
-    n=${spec%%:*}
-    checks "lesson $n core tests" "$results/lesson$n.core" core 4
-    if [ "$(cat "$results/lesson$n.student" 2>/dev/null)" = compile ]; then
-        printf '%-40s %s\n' "lesson $n your exercises" "did not compile"
-    else
-        checks "lesson $n your exercises" "$results/lesson$n.student" checks 2
-    fi
-    [ "$mode" = all ] && [ -f "$(echo "$spec" | cut -d: -f3)/solutions.c" ] &&
-        checks "lesson $n reference solutions" "$results/lesson$n.reference" checks 2
-done
-echo
+# ---- summary: one line per library test program and per lesson ------------------------------
+[ "$verbose" = 1 ] && banner summary || echo
 
 core_line() { # FILE [NOUN] -> "25/25 core tests passed"
     passed=$(field "$1" core 2) total=$(field "$1" core 3) noun=${2:-core tests}
@@ -147,7 +137,7 @@ for spec in "$@"; do
     fi
     dir=${rest#*:}
     if [ "$mode" = all ] && [ ! -f "$dir/solutions.c" ]; then
-        line="$line; reference solutions: not in this handout (skipped)"
+        : # the student handout has no reference solutions
     elif [ "$mode" = all ]; then
         reference=$results/lesson$n.reference
         if [ -s "$reference" ]; then
@@ -159,7 +149,4 @@ for spec in "$@"; do
     fi
     echo "$line"
 done
-if [ -f "$results/grader" ]; then
-    if [ "$(cut -f2 "$results/grader")" = 0 ]; then echo "grader: its tests passed"; else echo "grader: its tests FAILED"; fi
-fi
 exit $status

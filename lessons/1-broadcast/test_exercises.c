@@ -12,12 +12,25 @@
 #include "exercises.h"
 #include "harness.h"
 
+/* What an output holds before the call (no answer has it), so that a message can tell a value
+ * the exercise wrote from one it never wrote. */
+enum { UNWRITTEN = -999 };
+static const float UNWRITTEN_FLOAT = -12345.0f;
 
 /* ==== 1.1 by hand ======================================================================== */
 
 static void probe_1_1(void) {
     BroadcastByHand answer = {0};
     ex1_1_broadcast_by_hand(&answer);
+}
+
+/* An answer whose every field holds UNWRITTEN: a field the exercise leaves alone shows. */
+static BroadcastByHand unwritten_1_1(void) {
+    BroadcastByHand a;
+    for (int i = 0; i < 2; i++) a.out_shape[i] = UNWRITTEN;
+    for (int i = 0; i < 6; i++) a.b_source[i] = UNWRITTEN, a.c[i] = a.grad_a[i] = UNWRITTEN_FLOAT;
+    for (int i = 0; i < 3; i++) a.grad_b[i] = a.grad_b_weighted[i] = UNWRITTEN_FLOAT;
+    return a;
 }
 
 /* What the library computes for the exercise, to hold the answer against. */
@@ -44,20 +57,28 @@ static BroadcastByHand library_answer(void) {
  * to work it out, not the number itself, so the message cannot be copied as the answer. */
 static void check_ints_1_1(const int64_t *got, const int64_t *want, int n, const char *field, const char *hint) {
     char g[256];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(got[i] != UNWRITTEN, "exercise 1.1: %s[%d] was never written (it still holds %d, which the test put "
+                      "there before the call)\n    your %s: %s\n    %s", field, i, UNWRITTEN, field,
+                      format_ints(got, n, g, sizeof g), hint);
         ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, which is not right\n    your %s: %s\n    %s", field, i,
                       (long long)got[i], field, format_ints(got, n, g, sizeof g), hint);
+    }
 }
 
 static void check_floats_1_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(got[i] != UNWRITTEN_FLOAT, "exercise 1.1: %s[%d] was never written (it still holds %g, which the test "
+                      "put there before the call)\n    your %s: %s\n    %s", field, i, (double)UNWRITTEN_FLOAT, field,
+                      format_floats(got, n, g, sizeof g), hint);
         ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 1.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
                       field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+    }
 }
 
 START_TEST(test_1_1_forward) {
-    BroadcastByHand got = {0}, want = library_answer();
+    BroadcastByHand got = unwritten_1_1(), want = library_answer();
     ex1_1_broadcast_by_hand(&got);
     check_ints_1_1(got.out_shape, want.out_shape, 2, "out_shape",
                    "expected the broadcast shape of (2,3) and (1,3): pair the dims from the right (docs 2.2)");
@@ -69,7 +90,7 @@ START_TEST(test_1_1_forward) {
 END_TEST
 
 START_TEST(test_1_1_backward) {
-    BroadcastByHand got = {0}, want = library_answer();
+    BroadcastByHand got = unwritten_1_1(), want = library_answer();
     ex1_1_broadcast_by_hand(&got);
     check_floats_1_1(got.grad_a, want.grad_a, 6, "grad_a",
                      "expected d sum(c) / d a: each element of a is read by exactly one element of c (docs 2.5)");
@@ -93,7 +114,8 @@ static void probe_1_2(void) {
 /* Holds the student's answer for one pair against the library's. */
 static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b_rank, const char *context) {
     int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK];
-    int want_rank = -1, got_rank = -1;
+    int want_rank = -1, got_rank = UNWRITTEN;
+    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = UNWRITTEN;
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], sw[SHAPE_STR_MAX], sg[SHAPE_STR_MAX];
     int want_status = broadcast_shapes(a, a_rank, b, b_rank, want, &want_rank);
     int got_status = ex1_2_broadcast_shapes(a, a_rank, b, b_rank, got, &got_rank);
@@ -107,12 +129,20 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
     }
     ck_assert_msg(got_status == 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected 0 and the shape %s",
                   context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(got_rank != UNWRITTEN, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned 0 but never set *out_rank "
+                  "(it still holds %d, which the test put there before the call); expected %d", context, sa, sb, UNWRITTEN,
+                  want_rank);
+    for (int d = 0; d < want_rank && got_rank == want_rank; d++)
+        ck_assert_msg(got[d] != UNWRITTEN, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): out[%d] was never written (it "
+                      "still holds %d, which the test put there before the call); expected the shape %s", context, sa, sb, d,
+                      UNWRITTEN, shape_format(want, want_rank, sw, sizeof sw));
+    bool unwritten = false;
+    for (int d = 0; d < got_rank && d < TENSOR_MAX_RANK; d++) unwritten |= got[d] == UNWRITTEN;
     ck_assert_msg(got_rank == want_rank && shape_equal(got, got_rank, want, want_rank),
-                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s", context, sa, sb,
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s%s", context, sa, sb,
                   got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
-                  shape_format(want, want_rank, sw, sizeof sw));
-    ck_assert_msg(got_rank == want_rank, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) set *out_rank to %d, expected %d",
-                  context, sa, sb, got_rank, want_rank);
+                  shape_format(want, want_rank, sw, sizeof sw),
+                  unwritten ? " (a -999 in it was never written: the test put it there before the call)" : "");
 }
 
 START_TEST(test_1_2_chapter_pairs) {
@@ -181,7 +211,7 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
                               int target_rank, const char *context) {
     int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK];
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX], sst[SHAPE_STR_MAX], sw[SHAPE_STR_MAX], sg[SHAPE_STR_MAX];
-    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = -999;
+    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = UNWRITTEN;
     int want_status = broadcast_strides(src, src_rank, src_strides, target, target_rank, want);
     int got_status = ex1_3_broadcast_strides(src, src_rank, src_strides, target, target_rank, got);
     shape_format(src, src_rank, ss, sizeof ss);
@@ -196,6 +226,10 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
                   "ex1_3_broadcast_strides should return 0, not %d", context, ss, sst, st, got_status);
     /* A stride along a dim of size 0 or 1 is never used to move, so any value is right there. */
     for (int d = 0; d < target_rank; d++) {
+        if (target[d] > 1 && got[d] == UNWRITTEN)
+            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: the stride of dim %d was never written (it "
+                         "still holds %d, which the test put there before the call); expected %lld", context, ss, sst, st, d,
+                         UNWRITTEN, (long long)want[d]);
         if (target[d] > 1 && got[d] != want[d])
             ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, expected "
                          "%lld\n    got      %s\n    expected %s", context, ss, sst, st, d, (long long)got[d],
@@ -254,7 +288,7 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
     int64_t n = shape_numel(target, target_rank);
     int64_t *want = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *want), *got = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ck_assert(want && got);
-    for (int64_t t = 0; t < n + OUTPUT_GUARD; t++) got[t] = -999; /* map, then a guard region behind it */
+    for (int64_t t = 0; t < n + OUTPUT_GUARD; t++) got[t] = UNWRITTEN; /* map, then a guard region behind it */
     ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
     guard_hint(got, (size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ex1_4_broadcast_map(target, target_rank, src, src_rank, got);
@@ -268,14 +302,19 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
             format_ints(got, n, g, sizeof g);
             format_ints(want, n, w, sizeof w);
             free(want), free(got);
-            ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) is %lld, expected %lld\n"
+            char value[64];
+            if (got_t == UNWRITTEN)
+                snprintf(value, sizeof value, "was never written (it still holds %d from before the call)", UNWRITTEN);
+            else
+                snprintf(value, sizeof value, "is %lld", got_t);
+            ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) %s, expected %lld\n"
                          "    got      %s\n    expected %s", context, shape_format(src, src_rank, ss, sizeof ss),
                          shape_format(target, target_rank, st, sizeof st), (long long)t,
-                         shape_format(index, target_rank, idx, sizeof idx), got_t, want_t, g, w);
+                         shape_format(index, target_rank, idx, sizeof idx), value, want_t, g, w);
         }
     }
     bool past_end = false;
-    for (int64_t t = n; t < n + OUTPUT_GUARD; t++) past_end |= got[t] != -999;
+    for (int64_t t = n; t < n + OUTPUT_GUARD; t++) past_end |= got[t] != UNWRITTEN;
     free(want), free(got);
     ck_assert_msg(!past_end, "exercise 1.4%s: wrote past the end of map for %s -> %s (map has %lld entries)", context,
                   shape_format(src, src_rank, ss, sizeof ss), shape_format(target, target_rank, st, sizeof st),
@@ -314,6 +353,43 @@ static void probe_1_5(void) {
     ex1_5_sum_to_shape(grad, DIMS(2, 3), out, DIMS(3));
 }
 
+/* The harness's rule for "close": only a wrong answer is matched against the usual mistakes. */
+static bool all_close(const float *got, const float *want, int64_t n, float tol) {
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) return false;
+    return true;
+}
+
+static bool all_whole(const float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (v[i] != truncf(v[i])) return false;
+    return true;
+}
+
+/* Sums of `terms` values each, written into out, which held `fill` before the call: at the first
+ * wrong element, names the usual mistakes (never written, a sum started from the garbage, a
+ * sum kept in an int, which loses less than 1 per term). A write past the end, or any other
+ * difference, is left to EXPECT_OUTPUT. */
+static void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
+                        const char *what) {
+    for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
+        if (got[j] != fill) return;
+    for (int64_t j = 0; j < n; j++)
+        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
+                      "call)", what, (long long)j, (double)fill);
+    for (int64_t j = 0; j < n; j++) {
+        if (fabsf(got[j] - want[j]) <= tol * (1.0f + fabsf(want[j]))) continue;
+        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
+                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
+                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
+        ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
+                      "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
+                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
+                      (double)want[j]);
+        return;
+    }
+}
+
 static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, const int64_t *out_shape, int out_rank,
                           const char *context) {
     int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
@@ -321,10 +397,23 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     Tensor *want = EXPECT_OK(tensor_sum_to_shape(g, out_shape, out_rank));
     float *got = guarded_buffer(n_out, 12345.0f); /* garbage the student must overwrite */
     ex1_5_sum_to_shape(grad, shape, rank, got, out_shape, out_rank);
-    char what[768], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX], values[256];
+    char what[768], s[SHAPE_STR_MAX], so[SHAPE_STR_MAX], values[512];
     snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s, %s, summed onto %s", context,
-             shape_format(shape, rank, s, sizeof s), format_floats(grad, n, values, sizeof values),
+             shape_format(shape, rank, s, sizeof s), format_literal(grad, shape, rank, values, sizeof values),
              shape_format(out_shape, out_rank, so, sizeof so));
+    /* the other usual mistake, = for +=: each element keeps the last gradient that reads it */
+    int64_t *map = malloc((size_t)(n > 0 ? n : 1) * sizeof *map);
+    float *last = malloc((size_t)(n_out > 0 ? n_out : 1) * sizeof *last);
+    ck_assert(map && last);
+    ck_assert_int_eq(broadcast_map(shape, rank, out_shape, out_rank, map), 0);
+    for (int64_t j = 0; j < n_out; j++) last[j] = 0.0f;
+    for (int64_t t = 0; t < n; t++) last[map[t]] = grad[t];
+    bool assigned = n > n_out && !all_close(got, tensor_data(want), n_out, 1e-5f);
+    for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == last[j];
+    free(map), free(last);
+    ck_assert_msg(!assigned || n == 0, "%s: each element of out holds only the last gradient that reads it, not their sum: "
+                  "add each grad[t] into its element (+=) instead of writing it with =", what);
+    expect_sums(got, tensor_data(want), n_out, n_out > 0 ? n / n_out : 0, 12345.0f, 1e-5f, what);
     EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-5f, what);
 }
 
@@ -338,6 +427,11 @@ START_TEST(test_1_5_examples) {
     check_sum_1_5(g, DIMS(2, 3), DIMS(2, 3), "");    /* nothing was broadcast */
     check_sum_1_5(g, DIMS(2, 1, 3), DIMS(1, 3), ""); /* a missing dim and a size-1 dim */
     check_sum_1_5(g, DIMS(0, 3), DIMS(3), "");       /* no rows: zeros */
+    /* gradients are rarely whole numbers: a sum kept in an int passes every case above */
+    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f}, tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    check_sum_1_5(fractions, DIMS(2, 3), DIMS(3), "");    /* [4, 1.375, -3.125] */
+    check_sum_1_5(fractions, DIMS(2, 3), DIMS(2, 1), ""); /* [-1, 3.25] */
+    check_sum_1_5(tenths, DIMS(3, 2), NULL, 0, "");       /* 2.1 */
 }
 END_TEST
 
@@ -351,7 +445,8 @@ START_TEST(test_1_5_random_shapes) {
         int rank = (int)rng_int(&rng, 0, 6), out_rank = (int)rng_int(&rng, 0, rank);
         random_shape(&rng, rank, 1, 3, shape);
         for (int d = 0; d < out_rank; d++) out_shape[d] = rng_int(&rng, 0, 1) ? 1 : shape[rank - out_rank + d];
-        for (int64_t i = 0; i < shape_numel(shape, rank); i++) grad[i] = (float)rng_int(&rng, -9, 9);
+        /* quarters: their sums are exact in float whatever the order of the additions */
+        for (int64_t i = 0; i < shape_numel(shape, rank); i++) grad[i] = 0.25f * (float)rng_int(&rng, -36, 36);
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_sum_1_5(grad, shape, rank, out_shape, out_rank, context);
     }

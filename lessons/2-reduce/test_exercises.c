@@ -13,7 +13,6 @@
 #include "harness.h"
 #include "reduce.h"
 
-
 /* Fails unless t was made by `function`, whose tape records `op`: checks that an exercise
  * composes the ops it was asked to. */
 static void expect_op(const Tensor *t, const char *function, const char *op, const char *exercise, const char *what) {
@@ -26,8 +25,10 @@ static void expect_op(const Tensor *t, const char *function, const char *op, con
 
 static void probe_2_1(void) { ex2_1_row_mean(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6))); }
 
-static void check_row_mean(Tensor *x, const char *what) {
-    char message[1024];
+static void check_row_mean(Tensor *x, const char *context) {
+    char what[640], message[1024], s[SHAPE_STR_MAX], values[512];
+    snprintf(what, sizeof what, "x of shape %s, %s%s", shape_format(x->shape, x->rank, s, sizeof s),
+             format_literal(tensor_data(x), x->shape, x->rank, values, sizeof values), context);
     Tensor *got = ex2_1_row_mean(x);
     expect_op(got, "tensor_mul_scalar", "mul", "2.1", "the result (the row sums times 1/D)");
     expect_op(got->inputs[0], "tensor_sum_last_dim", "sum_last_dim", "2.1", "what is multiplied (the row sums)");
@@ -44,16 +45,16 @@ static void check_row_mean(Tensor *x, const char *what) {
     int64_t d = x->shape[x->rank - 1];
     float *expected = malloc((size_t)tensor_numel(x) * sizeof(float) + 1);
     for (int64_t i = 0; i < tensor_numel(x); i++) expected[i] = tensor_data(u)[i / d] / (float)d;
-    char us[256];
+    char us[512];
     snprintf(message, sizeof message, "exercise 2.1: gradient of the row mean of %s, upstream %s", what,
-             format_floats(tensor_data(u), tensor_numel(u), us, sizeof us));
+             format_literal(tensor_data(u), u->shape, u->rank, us, sizeof us));
     EXPECT_VALUES_ARRAY(tensor_grad(x), expected, tensor_numel(x), 1e-5f, message);
     free(expected);
 }
 
 START_TEST(test_2_1_chapter_example) {
-    check_row_mean(tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6))), "[[1,2,3],[4,5,6]]");
-    check_row_mean(tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 4), VALUES(-1, 1, 2, 6))), "[[-1,1,2,6]]");
+    check_row_mean(tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6))), "");
+    check_row_mean(tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 4), VALUES(-1, 1, 2, 6))), "");
 }
 END_TEST
 
@@ -64,10 +65,9 @@ START_TEST(test_2_1_other_shapes) {
     const int ranks[3] = {2, 3, 1};
     for (int k = 0; k < 3; k++) {
         Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, shapes[k], ranks[k], -2, 2));
-        char what[600], s[SHAPE_STR_MAX], values[300];
-        snprintf(what, sizeof what, "x of shape %s, %s (COURSE_SEED=%llu)", shape_format(x->shape, x->rank, s, sizeof s),
-                 format_floats(tensor_data(x), tensor_numel(x), values, sizeof values), (unsigned long long)test_seed());
-        check_row_mean(x, what);
+        char context[64];
+        snprintf(context, sizeof context, " (COURSE_SEED=%llu)", (unsigned long long)test_seed());
+        check_row_mean(x, context);
     }
 }
 END_TEST
@@ -99,6 +99,12 @@ static void check_backward_2_2(const float *g, int64_t rows, int64_t d, const ch
     ck_assert_msg(!(n > 0 && fabsf(got[0] - fresh) < 1e-6f && want[0] != got[0]),
                   "%s: gx[0] is %g, the new gradient alone: add it to what gx already holds (+=), do not overwrite gx",
                   what, (double)fresh);
+    for (int64_t i = 0; i < n; i++) {
+        if (fabsf(got[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i]))) continue;
+        ck_assert_msg(got[i] != 100.0f + (float)i, "%s: gx[%lld] is still %g, what it held before the call: add row %lld's "
+                      "gradient g[%lld] into it", what, (long long)i, (double)got[i], (long long)(i / d), (long long)(i / d));
+        break;
+    }
     EXPECT_OUTPUT(got, n, -7.0f, want, 1e-5f, what);
     free(want);
 }
@@ -129,6 +135,43 @@ END_TEST
 
 /* ==== 2.3 sum over an axis =============================================================== */
 
+/* The harness's rule for "close": only a wrong answer is matched against the usual mistakes. */
+static bool all_close(const float *got, const float *want, int64_t n, float tol) {
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) return false;
+    return true;
+}
+
+static bool all_whole(const float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (v[i] != truncf(v[i])) return false;
+    return true;
+}
+
+/* Sums of `terms` values each, written into out, which held `fill` before the call: at the first
+ * wrong element, names the usual mistakes (never written, a sum started from the garbage, a
+ * sum kept in an int, which loses less than 1 per term). A write past the end, or any other
+ * difference, is left to EXPECT_OUTPUT. */
+static void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
+                        const char *what) {
+    for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
+        if (got[j] != fill) return;
+    for (int64_t j = 0; j < n; j++)
+        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
+                      "call)", what, (long long)j, (double)fill);
+    for (int64_t j = 0; j < n; j++) {
+        if (fabsf(got[j] - want[j]) <= tol * (1.0f + fabsf(want[j]))) continue;
+        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
+                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
+                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
+        ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
+                      "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
+                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
+                      (double)want[j]);
+        return;
+    }
+}
+
 static void probe_2_3(void) {
     float x[6] = {1, 2, 3, 4, 5, 6}, out[3];
     ex2_3_sum_axis(x, DIMS(2, 3), 0, out);
@@ -138,12 +181,20 @@ static void check_sum_axis_2_3(const float *x, const int64_t *shape, int rank, i
     int64_t n = shape_numel(shape, rank);
     Tensor *t = EXPECT_OK(tensor_from(test_ctx, shape, rank, x, n));
     Tensor *want = EXPECT_OK(tensor_sum_axis(t, axis, false));
-    float *got = guarded_buffer(tensor_numel(want), 12345.0f); /* garbage to overwrite */
+    int64_t n_out = tensor_numel(want), length = shape[axis], inner = 1;
+    for (int k = axis + 1; k < rank; k++) inner *= shape[k];
+    float *got = guarded_buffer(n_out, 12345.0f); /* garbage to overwrite */
     ex2_3_sum_axis(x, shape, rank, axis, got);
-    char what[512], s[SHAPE_STR_MAX], values[256];
+    char what[768], s[SHAPE_STR_MAX], values[512];
     snprintf(what, sizeof what, "exercise 2.3%s: x of shape %s, %s, summed over axis %d", context,
-             shape_format(shape, rank, s, sizeof s), format_floats(x, n, values, sizeof values), axis);
-    EXPECT_OUTPUT(got, tensor_numel(want), 12345.0f, tensor_data(want), 1e-4f, what);
+             shape_format(shape, rank, s, sizeof s), format_literal(x, shape, rank, values, sizeof values), axis);
+    /* = for +=: each element keeps the last value along the axis */
+    bool assigned = length > 1 && n_out > 0 && !all_close(got, tensor_data(want), n_out, 1e-4f);
+    for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == x[((j / inner) * length + length - 1) * inner + j % inner];
+    ck_assert_msg(!assigned, "%s: each element of out holds only the last value along axis %d, not the sum: add every "
+                  "value into it (+=) instead of writing it with =", what, axis);
+    expect_sums(got, tensor_data(want), n_out, length, 12345.0f, 1e-4f, what);
+    EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-4f, what);
 }
 
 START_TEST(test_2_3_examples) {
@@ -157,6 +208,11 @@ START_TEST(test_2_3_examples) {
     check_sum_axis_2_3(x, DIMS(2, 1, 3, 1, 4), 3, "");
     check_sum_axis_2_3(x, DIMS(0, 3), 0, ""); /* summing nothing gives 0 */
     check_sum_axis_2_3(x, DIMS(3, 0), 0, ""); /* an empty result */
+    /* values with fractions: a sum kept in an int passes every case above */
+    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f}, tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    check_sum_axis_2_3(fractions, DIMS(2, 3), 0, ""); /* [4, 1.375, -3.125] */
+    check_sum_axis_2_3(fractions, DIMS(2, 3), 1, ""); /* [-1, 3.25] */
+    check_sum_axis_2_3(tenths, DIMS(3, 2), 0, "");    /* [0.9, 1.2] */
 }
 END_TEST
 
@@ -169,7 +225,8 @@ START_TEST(test_2_3_random_shapes) {
         int64_t shape[6];
         int rank = (int)rng_int(&rng, 1, 6), axis = (int)rng_int(&rng, 0, rank - 1);
         random_shape(&rng, rank, 1, 3, shape);
-        for (int64_t i = 0; i < shape_numel(shape, rank); i++) x[i] = (float)rng_int(&rng, -9, 9);
+        /* quarters: their sums are exact in float whatever the order of the additions */
+        for (int64_t i = 0; i < shape_numel(shape, rank); i++) x[i] = 0.25f * (float)rng_int(&rng, -36, 36);
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_sum_axis_2_3(x, shape, rank, axis, context);
     }
@@ -221,8 +278,9 @@ START_TEST(test_2_4_random_shapes) {
         Tensor *target = random_tensor(test_ctx, &rng, shapes[k], 3, -2, 2);
         char what[700], s[SHAPE_STR_MAX], ps[300], ts[300];
         snprintf(what, sizeof what, "pred of shape %s, %s, and target %s (COURSE_SEED=%llu)",
-                 shape_format(pred->shape, pred->rank, s, sizeof s), format_floats(tensor_data(pred), tensor_numel(pred), ps, sizeof ps),
-                 format_floats(tensor_data(target), tensor_numel(target), ts, sizeof ts), (unsigned long long)test_seed());
+                 shape_format(pred->shape, pred->rank, s, sizeof s),
+                 format_literal(tensor_data(pred), pred->shape, pred->rank, ps, sizeof ps),
+                 format_literal(tensor_data(target), target->shape, target->rank, ts, sizeof ts), (unsigned long long)test_seed());
         check_mse(pred, target, what);
     }
 }

@@ -49,6 +49,9 @@ static void check_3_1(float x0, float x1, float g0, float g1) {
     char what[256];
     snprintf(what, sizeof what, "exercise 3.1: s = (%.6g, %.6g) (the softmax of (%g, %g)), g = (%g, %g): (dx0, dx1)",
              (double)s[0], (double)s[1], (double)x0, (double)x1, (double)g0, (double)g1);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(got[i] != MARK, "%s: *dx%d was never written (it still holds %g, which the test put there before the "
+                      "call)", what, i, (double)MARK);
     EXPECT_ARRAY(got, want, 2, 1e-5f, what);
 }
 
@@ -141,6 +144,12 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
     ck_assert_msg(fabsf(got[0] - (want[0] - 10.0f)) > 1e-6f,
                   "%s: dx[0] is %g, the new gradient alone: add it to what dx already holds (+=), do not overwrite dx",
                   what, (double)got[0]);
+    for (int64_t j = 0; j < d; j++) {
+        if (fabsf(got[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j]))) continue;
+        ck_assert_msg(got[j] != 10.0f + (float)j, "%s: dx[%lld] is still %g, what it held before the call: add its "
+                      "gradient into it", what, (long long)j, (double)got[j]);
+        break;
+    }
     EXPECT_ARRAY(got, want, d, 1e-5f, what);
 }
 
@@ -172,25 +181,51 @@ static void probe_3_4(void) {
     ex3_4_log_softmax_row((const float[]){1, 2, 3}, 3, out);
 }
 
-/* The reference: log-softmax in double precision, rounded to float. */
-static void check_3_4(const float *x, int64_t d, const char *context) {
+/* Checks one row against log-softmax in double precision, rounded to float. The hint comes
+ * from what went wrong: inf or nan where the answer is finite gets `if_not_finite` (what this
+ * case was chosen to catch); an error of a few roundings of the row's largest score is
+ * x - (m + log(sum)), where m + log(sum) is rounded to m's size first. */
+static void check_3_4(const float *x, int64_t d, const char *context, const char *if_not_finite) {
     double m = -INFINITY, sum = 0.0;
-    float want[64];
+    float want[64], largest = 0.0f;
     for (int64_t j = 0; j < d; j++) m = x[j] > m ? x[j] : m;
     for (int64_t j = 0; j < d; j++) sum += exp((double)x[j] - m);
     for (int64_t j = 0; j < d; j++) want[j] = (float)(((double)x[j] - m) - log(sum));
-    check_row(ex3_4_log_softmax_row, "3.4", x, d, want, 1e-5f, context);
+    for (int64_t j = 0; j < d; j++)
+        if (isfinite(x[j]) && fabsf(x[j]) > largest) largest = fabsf(x[j]);
+    float rounding = 4.0f * (nextafterf(largest + (float)log((double)d + 1.0), INFINITY) - largest);
+    float *out = guarded_buffer(d, MARK);
+    ex3_4_log_softmax_row(x, d, out);
+    const char *hint = "";
+    for (int64_t j = 0; j < d; j++) {
+        if (!isfinite(want[j]) || fabsf(out[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j])) || out[j] == MARK) continue;
+        if (!isfinite(out[j]))
+            hint = if_not_finite ? if_not_finite
+                                 : " (inf or nan where the answer is finite: subtract the row's max before exp, and "
+                                   "take the log of the sum: log-sum-exp)";
+        else if (fabsf(out[j] - want[j]) <= rounding)
+            hint = " (off by about a rounding of the largest score: compute (x - m) - log(sum), not x - (m + log(sum)), "
+                   "which rounds m + log(sum) to the size of m first)";
+        break;
+    }
+    char what[768], xs[256];
+    snprintf(what, sizeof what, "exercise 3.4%s: x = %s%s", context, format_floats(x, d, xs, sizeof xs), hint);
+    EXPECT_OUTPUT(out, d, MARK, want, 1e-5f, what);
 }
 
 START_TEST(test_3_4_examples) {
-    check_3_4((const float[]){1, 2, 3}, 3, "");
-    check_3_4((const float[]){0, 200}, 2, " (log(softmax) gives log(0) = -inf here: use log-sum-exp)");
-    check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)");
-    check_3_4((const float[]){-INFINITY, 0, 1}, 3, " (a masked entry: -inf)");
-    check_3_4((const float[]){7}, 1, " (one entry: log 1 = 0)");
-    check_3_4((const float[]){-1e5f, -1e5f + 1}, 2, " (every score is below -10000: where does the max start?)");
-    check_3_4((const float[]){-INFINITY, -INFINITY}, 2, " (all masked: nan)");
-    check_3_4((const float[]){1e4f, 1e4f - 1, 1e4f - 2}, 3, " (logits of 1e4: compute (x - m) - log(sum), not x - (m + log(sum)))");
+    check_3_4((const float[]){1, 2, 3}, 3, "", NULL);
+    check_3_4((const float[]){0, 200}, 2, "",
+              " (log(softmax(x)) gives log(0) = -inf here: use log-sum-exp, (x - m) - log(sum of exp(x - m)))");
+    check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)", " (exp(1e4) overflows: subtract the max first)");
+    check_3_4((const float[]){-INFINITY, 0, 1}, 3, " (a masked entry: -inf)", NULL);
+    check_3_4((const float[]){7}, 1, " (one entry: log 1 = 0)", NULL);
+    check_3_4((const float[]){1e4f, 1e4f - 1, 1e4f - 2}, 3, " (logits of 1e4)",
+              " (exp(1e4) overflows: subtract the max first)");
+    check_3_4((const float[]){-1e5f, -1e5f + 1}, 2, " (every score is below -10000)",
+              " (where does the max start? At -INFINITY: a sentinel such as -10000 is above every score here, so "
+              "every exp underflows to 0)");
+    check_3_4((const float[]){-INFINITY, -INFINITY}, 2, " (all masked: nan)", NULL);
 }
 END_TEST
 
@@ -204,7 +239,7 @@ START_TEST(test_3_4_random) {
         float scale = rng_float(&rng, 0.1f, 300.0f);
         for (int64_t j = 0; j < d; j++) x[j] = rng_float(&rng, -scale, scale);
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
-        check_3_4(x, d, context);
+        check_3_4(x, d, context, NULL);
     }
 }
 END_TEST

@@ -13,6 +13,10 @@
 #include "harness.h"
 #include "permute.h"
 
+/* What an output holds before the call (no answer has it), so that a message can tell a value
+ * the exercise wrote from one it never wrote. */
+enum { UNWRITTEN = -99 };
+static const float UNWRITTEN_FLOAT = -12345.0f;
 
 /* A random permutation of 0..n-1 (Fisher-Yates). */
 static void random_permutation(Rng *rng, int n, int *dims) {
@@ -38,29 +42,44 @@ static void probe_4_1(void) {
     ex4_1_permute_by_hand(&answer);
 }
 
+/* An answer whose every field holds UNWRITTEN: a field the exercise leaves alone shows. */
+static PermuteByHand unwritten_4_1(void) {
+    PermuteByHand a;
+    a.y_shape[0] = a.y_shape[1] = UNWRITTEN;
+    for (int i = 0; i < 6; i++) a.y[i] = a.grad_sum[i] = a.grad_weighted[i] = UNWRITTEN_FLOAT;
+    return a;
+}
+
 /* A by-hand answer gets a hint, not the number, when it is wrong. */
 static void check_floats_4_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(got[i] != UNWRITTEN_FLOAT, "exercise 4.1: %s[%d] was never written (it still holds %g, which the test "
+                      "put there before the call)\n    your %s: %s\n    %s", field, i, (double)UNWRITTEN_FLOAT, field,
+                      format_floats(got, n, g, sizeof g), hint);
         ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 4.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
                       field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+    }
 }
 
 START_TEST(test_4_1_forward) {
-    PermuteByHand got = {0};
+    PermuteByHand got = unwritten_4_1();
     ex4_1_permute_by_hand(&got);
     Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
     Tensor *y = EXPECT_OK(tensor_contiguous(tensor_permute(x, AXES(1, 0))));
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(got.y_shape[i] != UNWRITTEN, "exercise 4.1: y_shape[%d] was never written (it still holds %d, which "
+                      "the test put there before the call)", i, UNWRITTEN);
         ck_assert_msg(got.y_shape[i] == y->shape[i],
                       "exercise 4.1: y_shape[%d] is %lld, which is not right: output dim i of a permute is input dim "
                       "dims[i] (docs 5.1)", i, (long long)got.y_shape[i]);
+    }
     check_floats_4_1(got.y, tensor_data(y), 6, "y", "expected y[i][j] = x[j][i], in row-major order (docs 5.1)");
 }
 END_TEST
 
 START_TEST(test_4_1_backward) {
-    PermuteByHand got = {0};
+    PermuteByHand got = unwritten_4_1();
     ex4_1_permute_by_hand(&got);
     Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *y = tensor_permute(x, AXES(1, 0));
@@ -84,18 +103,24 @@ static void probe_4_2(void) {
 
 static void check_inverse(const int *dims, int n, const char *context) {
     int got[TENSOR_MAX_RANK + OUTPUT_GUARD], want[TENSOR_MAX_RANK];
-    for (int i = 0; i < n + OUTPUT_GUARD; i++) got[i] = -99;
+    for (int i = 0; i < n + OUTPUT_GUARD; i++) got[i] = UNWRITTEN;
     inverse_permutation(dims, n, want);
     guard_hint(got, (size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ex4_2_inverse_permutation(dims, n, got);
     char ds[128], gs[128], ws[128];
     for (int i = n; i < n + OUTPUT_GUARD; i++)
-        ck_assert_msg(got[i] == -99, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
+        ck_assert_msg(got[i] == UNWRITTEN, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
                       format_axes(dims, n, ds, sizeof ds), n);
-    for (int i = 0; i < n; i++)
-        ck_assert_msg(got[i] == want[i], "exercise 4.2%s: the inverse of %s: inv[%d] is %d, expected %d\n    got      %s\n"
-                      "    expected %s", context, format_axes(dims, n, ds, sizeof ds), i, got[i], want[i],
+    for (int i = 0; i < n; i++) {
+        char value[64];
+        if (got[i] == UNWRITTEN)
+            snprintf(value, sizeof value, "was never written (it still holds %d from before the call)", UNWRITTEN);
+        else
+            snprintf(value, sizeof value, "is %d", got[i]);
+        ck_assert_msg(got[i] == want[i], "exercise 4.2%s: the inverse of %s: inv[%d] %s, expected %d\n    got      %s\n"
+                      "    expected %s", context, format_axes(dims, n, ds, sizeof ds), i, value, want[i],
                       format_axes(got, n, gs, sizeof gs), format_axes(want, n, ws, sizeof ws));
+    }
 }
 
 START_TEST(test_4_2_examples) {
@@ -130,7 +155,7 @@ static void probe_4_3(void) {
 
 static void check_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims, const char *context) {
     int64_t got_shape[TENSOR_MAX_RANK + OUTPUT_GUARD], got_strides[TENSOR_MAX_RANK + OUTPUT_GUARD];
-    for (int i = 0; i < TENSOR_MAX_RANK + OUTPUT_GUARD; i++) got_shape[i] = got_strides[i] = -99;
+    for (int i = 0; i < TENSOR_MAX_RANK + OUTPUT_GUARD; i++) got_shape[i] = got_strides[i] = UNWRITTEN;
     guard_hint(got_shape, sizeof got_shape);
     guard_hint(got_strides, sizeof got_strides);
     ex4_3_permute_view(shape, rank, strides, dims, got_shape, got_strides);
@@ -145,8 +170,13 @@ static void check_view(const int64_t *shape, int rank, const int64_t *strides, c
     char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX], ds[128], g1[SHAPE_STR_MAX], g2[SHAPE_STR_MAX], w1[SHAPE_STR_MAX],
         w2[SHAPE_STR_MAX];
     for (int i = rank; i < rank + OUTPUT_GUARD; i++)
-        ck_assert_msg(got_shape[i] == -99 && got_strides[i] == -99, "exercise 4.3%s: wrote past the end of out_shape or "
+        ck_assert_msg(got_shape[i] == UNWRITTEN && got_strides[i] == UNWRITTEN, "exercise 4.3%s: wrote past the end of out_shape or "
                       "out_strides (they have %d entries)", context, rank);
+    for (int i = 0; i < rank; i++)
+        ck_assert_msg(got_shape[i] != UNWRITTEN && got_strides[i] != UNWRITTEN, "exercise 4.3%s: shape %s with strides %s "
+                      "permuted by %s: out_%s[%d] was never written (it still holds %d, which the test put there before the "
+                      "call)", context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+                      format_axes(dims, rank, ds, sizeof ds), got_shape[i] == UNWRITTEN ? "shape" : "strides", i, UNWRITTEN);
     bool same = shape_equal(got_shape, rank, view->shape, rank) && shape_equal(got_strides, rank, view->strides, rank);
     ck_assert_msg(same, "exercise 4.3%s: shape %s with strides %s permuted by %s\n    got      shape %s, strides %s\n"
                   "    expected shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s),
@@ -202,6 +232,16 @@ static void check_copy(const Tensor *view, const char *context) {
     snprintf(what, sizeof what, "exercise 4.4%s: the view with shape %s, strides %s, offset %lld", context,
              shape_format(view->shape, view->rank, s, sizeof s), shape_format(view->strides, view->rank, st, sizeof st),
              (long long)view->offset);
+    /* a value found nowhere in the storage was read from outside it */
+    for (int64_t i = 0; i < n; i++) {
+        if (got[i] == tensor_data(want)[i] || got[i] == -12345.0f) continue;
+        bool in_storage = false;
+        for (int64_t k = 0; k < view->storage->size && !in_storage; k++) in_storage = got[i] == view->storage->data[k];
+        ck_assert_msg(in_storage, "%s: element %lld is %g, expected %g; %g is nowhere in data, so it was read from outside "
+                      "it (the offset left the storage: SANITIZE=1 names the line)", what, (long long)i, (double)got[i],
+                      (double)tensor_data(want)[i], (double)got[i]);
+        break;
+    }
     EXPECT_OUTPUT(got, n, -12345.0f, tensor_data(want), 0, what);
 }
 

@@ -36,11 +36,12 @@ void ex5_1_gather_by_hand(GatherByHand *answer);
  * gradients, and a row named twice gets both. n or d may be 0. */
 void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_t d, float *gtable);
 
-/* 5.3: a gather that checks its indices (docs/5-gather.md 6.3). table is v rows of d
- * (row-major). If every index is in 0..v-1, copy row indices[i] into row i of out (n * d) and
- * return 0. Otherwise return -1, set *bad_position to the position of the first bad index,
- * and leave out untouched: check them all before you copy anything, and never read outside
- * the table. */
+/* 5.3: a gather that checks its indices (docs/5-gather.md 6.3). table is v rows of d floats
+ * (row-major; any v >= 1 and d >= 0, not only the chapter's 3 by 2). If every index is in
+ * 0..v-1, copy row indices[i] into row i of out (n * d) and return 0. Otherwise return -1, set
+ * *bad_position to the position of the first bad index, and leave out untouched: check them
+ * all before you copy anything, and never read outside the table. An index may be any int64_t,
+ * 2^32 + 1 included: compare it whole, not cut to an int. */
 int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
                               float *out, int64_t *bad_position);
 

@@ -14,7 +14,8 @@
 #include "harness.h"
 #include "reduce.h"
 
-static const float MARK = -12345.0f;
+static const float MARK = -12345.0f; /* what an output holds before the call: no answer has it */
+enum { UNWRITTEN = -99 };             /* the same for an int64_t output */
 
 static void random_indices(Rng *rng, int64_t n, int64_t v, int64_t *indices) {
     for (int64_t i = 0; i < n; i++) indices[i] = rng_int(rng, 0, v - 1);
@@ -27,15 +28,26 @@ static void probe_5_1(void) {
     ex5_1_gather_by_hand(&answer);
 }
 
+/* An answer whose every field holds MARK: a field the exercise leaves alone shows. */
+static GatherByHand unwritten_5_1(void) {
+    GatherByHand a;
+    for (int i = 0; i < 6; i++) a.out[i] = a.grad_sum[i] = a.grad_weighted[i] = a.grad_if_assigned[i] = MARK;
+    return a;
+}
+
 static void check_floats_5_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(got[i] != MARK, "exercise 5.1: %s[%d] was never written (it still holds %g, which the test put there "
+                      "before the call)\n    your %s: %s\n    %s", field, i, (double)MARK, field,
+                      format_floats(got, n, g, sizeof g), hint);
         ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 5.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
                       field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+    }
 }
 
 START_TEST(test_5_1_forward_and_sum) {
-    GatherByHand got = {0};
+    GatherByHand got = unwritten_5_1();
     ex5_1_gather_by_hand(&got);
     Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
@@ -47,7 +59,7 @@ START_TEST(test_5_1_forward_and_sum) {
 END_TEST
 
 START_TEST(test_5_1_weighted_and_assigned) {
-    GatherByHand got = {0};
+    GatherByHand got = unwritten_5_1();
     ex5_1_gather_by_hand(&got);
     Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
@@ -86,11 +98,28 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
         want[k] = 100.0f + (float)k + tensor_data(tensor_grad(table))[k];
     }
     ex5_2_scatter_add(g, indices, n, d, got);
-    char what[768], is[256], gs[256];
-    int64_t wide[64];
-    for (int64_t i = 0; i < n && i < 64; i++) wide[i] = indices[i];
+    char what[768], is[256], gs[512];
     snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
-             context, format_ints(wide, n < 64 ? n : 64, is, sizeof is), (long long)d, format_floats(g, n * d, gs, sizeof gs));
+             context, format_ints(indices, n, is, sizeof is), (long long)d, format_literal(g, DIMS(n, d), gs, sizeof gs));
+    /* = for +=: each named row holds the last gradient row sent to it, and nothing of what it held */
+    bool wrong = false;
+    for (int64_t k = 0; k < size; k++) wrong = wrong || !(fabsf(got[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k])));
+    bool assigned = wrong && n > 0;
+    for (int64_t k = 0; k < size && assigned; k++) {
+        float last = 100.0f + (float)k;
+        for (int64_t i = 0; i < n; i++)
+            if (indices[i] == k / d) last = g[i * d + k % d];
+        assigned = got[k] == last;
+    }
+    ck_assert_msg(!assigned, "%s: each named row of gtable holds only the last gradient row sent to it: add every output "
+                  "row's gradient into it (+=) instead of overwriting it with =", what);
+    for (int64_t k = 0; k < size; k++) {
+        if (fabsf(got[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k]))) continue;
+        ck_assert_msg(got[k] != 100.0f + (float)k, "%s: gtable[%lld] (row %lld) is still %g, what it held before the call: "
+                      "add into it the gradient of every output row that copied row %lld", what, (long long)k,
+                      (long long)(k / d), (double)got[k], (long long)(k / d));
+        break;
+    }
     EXPECT_OUTPUT(got, size, MARK, want, 1e-5f, what);
     free(want);
 }
@@ -128,51 +157,126 @@ static void probe_5_3(void) {
     ex5_3_gather_rows_checked((const float[]){1, 2, 3, 4, 5, 6}, 3, 2, (const int64_t[]){0, 2}, 2, out, &bad);
 }
 
-static void check_checked(const int64_t *indices, int64_t n, const char *context) {
-    const int64_t v = 3, d = 2;
-    const float table[6] = {1, 2, 3, 4, 5, 6};
-    float got[64 + OUTPUT_GUARD];
-    for (int k = 0; k < 64 + OUTPUT_GUARD; k++) got[k] = MARK;
-    int64_t bad = -99, wide[32];
-    for (int64_t i = 0; i < n; i++) wide[i] = indices[i];
-    char what[384], is[256];
-    snprintf(what, sizeof what, "exercise 5.3%s: indices %s into a table of %lld rows", context,
-             format_ints(wide, n, is, sizeof is), (long long)v);
-    Tensor *want = tensor_gather_rows(tensor_from(test_ctx, DIMS(v, d), table, v * d), indices, n);
-    guard_hint(got, sizeof got);
+/* What (int)index holds on this machine: index's low 32 bits, as a signed number. */
+static int64_t low_32_bits(int64_t index) {
+    int64_t low = (int64_t)((uint64_t)index & 0xffffffffu);
+    return low >= 0x80000000 ? low - 0x100000000 : low;
+}
+
+/* One call on a table of v rows of d floats: either every index is in range and the rows are
+ * copied, or the answer is -1, the first bad position, and out untouched. */
+static void check_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
+                          const char *context) {
+    int64_t size = n * d, bad = UNWRITTEN;
+    float *got = guarded_buffer(size, MARK);
+    char what[768], is[256], ts[384];
+    snprintf(what, sizeof what, "exercise 5.3%s: indices %s into the table %s (%lld rows of %lld)", context,
+             format_ints(indices, n, is, sizeof is), format_literal(table, DIMS(v, d), ts, sizeof ts), (long long)v,
+             (long long)d);
+    Tensor *want = tensor_gather_rows(EXPECT_OK(tensor_from(test_ctx, DIMS(v, d), table, v * d)), indices, n);
+    tensor_clear_error();
     int status = ex5_3_gather_rows_checked(table, v, d, indices, n, got, &bad);
     if (!want) { /* an index is out of range */
         int64_t first = 0;
         while (indices[first] >= 0 && indices[first] < v) first++;
-        ck_assert_msg(status == -1, "%s: returned %d, expected -1: index %lld at position %lld is out of range", what,
-                      status, (long long)indices[first], (long long)first);
+        int64_t as_int = low_32_bits(indices[first]);
+        char hint[256] = "";
+        if (as_int >= 0 && as_int < v)
+            snprintf(hint, sizeof hint, ". Cut to 32 bits, as (int) or an int variable does, it would be %lld, which is in "
+                     "range: compare the whole int64_t", (long long)as_int);
+        ck_assert_msg(status == -1, "%s: returned %d, expected -1: index %lld at position %lld is out of range%s", what,
+                      status, (long long)indices[first], (long long)first, hint);
+        ck_assert_msg(bad != UNWRITTEN, "%s: returned -1 but never set *bad_position (it still holds %d, which the test put "
+                      "there before the call); expected %lld, the position of the first bad index", what, UNWRITTEN,
+                      (long long)first);
         ck_assert_msg(bad == first, "%s: *bad_position is %lld, expected %lld (the first bad index)", what, (long long)bad,
                       (long long)first);
-        for (int k = 0; k < 64 + OUTPUT_GUARD; k++)
-            ck_assert_msg(got[k] == MARK, "%s: out[%d] was written, but on an error out must be left untouched: check "
-                          "every index before copying anything", what, k);
+        for (int64_t k = 0; k < size + OUTPUT_GUARD; k++)
+            ck_assert_msg(got[k] == MARK, "%s: out[%lld] was written, but on an error out must be left untouched: check "
+                          "every index before copying anything", what, (long long)k);
+        free(got);
         return;
     }
     ck_assert_msg(status == 0, "%s: returned %d, expected 0: every index is in range", what, status);
-    for (int64_t k = n * d; k < 64 + OUTPUT_GUARD; k++)
-        ck_assert_msg(got[k] == MARK, "%s: wrote past the end of out (it has %lld floats)", what, (long long)(n * d));
-    EXPECT_ARRAY(got, tensor_data(want), n * d, 0, what);
+    for (int64_t k = 0; k < size; k++)
+        ck_assert_msg(got[k] != MARK, "%s: out[%lld] (row %lld) was never written (it still holds %g, which the test put "
+                      "there before the call)", what, (long long)k, (long long)(k / d), (double)MARK);
+    EXPECT_OUTPUT(got, size, MARK, tensor_data(want), 0, what);
 }
 
+/* A table of v rows of d random values, in a malloc'd array (freed by the caller). */
+static float *random_table(Rng *rng, int64_t v, int64_t d) {
+    float *table = malloc((size_t)(v * d + 1) * sizeof *table);
+    ck_assert_ptr_nonnull(table);
+    for (int64_t k = 0; k < v * d; k++) table[k] = rng_float(rng, -9, 9);
+    return table;
+}
+
+static const float table_3x2[6] = {1, 2, 3, 4, 5, 6};
+
 START_TEST(test_5_3_in_range) {
-    check_checked((const int64_t[]){0, 2}, 2, " (the chapter: [1, 2, 5, 6])");
-    check_checked((const int64_t[]){0, 0}, 2, " (the same row twice)");
-    check_checked((const int64_t[]){2, 1, 0, 1}, 4, "");
-    check_checked((const int64_t[]){0}, 0, " (no indices)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){0, 2}, 2, " (the chapter: [[1, 2], [5, 6]])");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){0, 0}, 2, " (the same row twice)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){2, 1, 0, 1}, 4, "");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){0}, 0, " (no indices)");
+    /* other tables: an answer that knows only the chapter's 3 rows of 2 fails these */
+    const float table_4x3[12] = {0.5f, -1, 2, 3, 4.25f, -5, 6, 7, 8, 9, 10, 11}, table_6x1[6] = {6, 5, 4, 3, 2, 1};
+    check_checked(table_4x3, 4, 3, (const int64_t[]){3, 0, 3}, 3, " (row 3 of 4)");
+    check_checked(table_6x1, 6, 1, (const int64_t[]){5, 4, 0}, 3, "");
+    check_checked(table_4x3, 1, 12, (const int64_t[]){0, 0}, 2, " (one row of 12)");
+    check_checked(table_3x2, 3, 0, (const int64_t[]){2, 0}, 2, " (rows of 0 floats: nothing to copy)");
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 53);
+    char context[96];
+    int64_t indices[8];
+    for (int trial = 0; trial < 100; trial++) {
+        int64_t v = rng_int(&rng, 1, 8), d = rng_int(&rng, 1, 5), n = rng_int(&rng, 0, 8);
+        float *table = random_table(&rng, v, d);
+        random_indices(&rng, n, v, indices);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_checked(table, v, d, indices, n, context);
+        free(table);
+    }
 }
 END_TEST
 
 START_TEST(test_5_3_out_of_range) {
-    check_checked((const int64_t[]){0, 3}, 2, " (3 is one past the last row)");
-    check_checked((const int64_t[]){-1}, 1, " (a negative index)");
-    check_checked((const int64_t[]){1, 2, 0, 7, 1}, 5, " (a bad index after good ones)");
-    check_checked((const int64_t[]){1, 99, -5}, 3, " (two bad indices: report the first)");
-    check_checked((const int64_t[]){INT64_MAX}, 1, " (a huge index)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){0, 3}, 2, " (3 is one past the last row)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){-1}, 1, " (a negative index)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){1, 2, 0, 7, 1}, 5, " (a bad index after good ones)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){1, 99, -5}, 3, " (two bad indices: report the first)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){INT64_MAX}, 1, " (a huge index)");
+    const float table_5x2[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    check_checked(table_5x2, 5, 2, (const int64_t[]){4, 5}, 2, " (5 is one past the last of 5 rows)");
+    uint64_t seed = test_seed();
+    Rng rng = rng_seeded(seed + 530);
+    char context[96];
+    int64_t indices[8];
+    for (int trial = 0; trial < 100; trial++) {
+        int64_t v = rng_int(&rng, 1, 8), d = rng_int(&rng, 1, 5), n = rng_int(&rng, 1, 8);
+        float *table = random_table(&rng, v, d);
+        random_indices(&rng, n, v, indices);
+        /* one bad index, at a random place: just past the end, further, or negative */
+        int64_t kind = rng_int(&rng, 0, 2);
+        indices[rng_int(&rng, 0, n - 1)] = kind == 0 ? v : kind == 1 ? v + rng_int(&rng, 1, 100) : -rng_int(&rng, 1, 100);
+        snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
+        check_checked(table, v, d, indices, n, context);
+        free(table);
+    }
+}
+END_TEST
+
+START_TEST(test_5_3_indices_past_32_bits) {
+    /* An index held in an int keeps only its low 32 bits: 2^32 + 1 becomes 1. On rows of 0
+     * floats first, where an answer that lets it through copies nothing and fails with this
+     * test's message; then on the chapter's table, where it would read 32 GB past the end
+     * (and, as a crash, fails the exercise all the same). */
+    const int64_t two_32 = INT64_C(1) << 32;
+    check_checked(table_3x2, 3, 0, (const int64_t[]){two_32 + 1}, 1, " (2^32 + 1)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){0, two_32 + 1}, 2, " (2^32 + 1)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){two_32}, 1, " (2^32)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){2 - two_32}, 1, " (2 - 2^32)");
+    check_checked(table_3x2, 3, 2, (const int64_t[]){INT64_MIN}, 1, " (the most negative int64_t)");
 }
 END_TEST
 
@@ -220,7 +324,8 @@ int main(int argc, char **argv) {
     const Exercise exercises[] = {
         {"5.1", "duplicate indices, by hand", 2, probe_5_1, {test_5_1_forward_and_sum, test_5_1_weighted_and_assigned}},
         {"5.2", "the scatter-add backward", 3, probe_5_2, {test_5_2_chapter_and_duplicates, test_5_2_random}},
-        {"5.3", "a gather that checks its indices", 3, probe_5_3, {test_5_3_in_range, test_5_3_out_of_range}},
+        {"5.3", "a gather that checks its indices", 3, probe_5_3,
+         {test_5_3_in_range, test_5_3_out_of_range, test_5_3_indices_past_32_bits}},
         {"5.4", "a sentence's vector: the mean of its words", 2, probe_5_4, {test_5_4_sentences}},
     };
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));

@@ -13,7 +13,8 @@
 #include "exercises.h"
 #include "harness.h"
 
-static const float MARK = -12345.0f;
+static const float MARK = -12345.0f; /* what an output holds before the call: no answer has it */
+enum { UNWRITTEN = -99 };             /* the same for the dims and rank of 6.1 */
 
 /* ==== 6.1 the result shape ================================================================ */
 
@@ -28,8 +29,9 @@ static void check_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ra
     shape_format(a, a_rank, sa, sizeof sa);
     shape_format(b, b_rank, sb, sizeof sb);
     Tensor *want = tensor_matmul(tensor_zeros(test_ctx, a, a_rank), tensor_zeros(test_ctx, b, b_rank));
-    int64_t got[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-    int got_rank = -1;
+    int64_t got[8];
+    int got_rank = UNWRITTEN;
+    for (int d = 0; d < 8; d++) got[d] = UNWRITTEN;
     int status = ex6_1_matmul_shape(a, a_rank, b, b_rank, got, &got_rank);
     if (!want) {
         ck_assert_msg(status == -1, "exercise 6.1%s: %s @ %s is not defined (%s), so the answer is -1, not %d", context, sa,
@@ -39,10 +41,16 @@ static void check_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ra
     }
     ck_assert_msg(status == 0, "exercise 6.1%s: %s @ %s returned %d, expected 0 and the shape %s", context, sa, sb, status,
                   shape_format(want->shape, want->rank, sw, sizeof sw));
-    ck_assert_msg(got_rank == want->rank && shape_equal(got, got_rank, want->shape, want->rank),
-                  "exercise 6.1%s: %s @ %s gave %s, expected %s", context, sa, sb,
-                  got_rank >= 0 && got_rank <= 8 ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
+    ck_assert_msg(got_rank != UNWRITTEN, "exercise 6.1%s: %s @ %s returned 0 but never set *out_rank (it still holds %d, "
+                  "which the test put there before the call); expected the shape %s", context, sa, sb, UNWRITTEN,
                   shape_format(want->shape, want->rank, sw, sizeof sw));
+    bool unwritten = false;
+    for (int d = 0; d < got_rank && d < 8; d++) unwritten |= got[d] == UNWRITTEN;
+    ck_assert_msg(got_rank == want->rank && shape_equal(got, got_rank, want->shape, want->rank),
+                  "exercise 6.1%s: %s @ %s gave %s, expected %s%s", context, sa, sb,
+                  got_rank >= 0 && got_rank <= 8 ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
+                  shape_format(want->shape, want->rank, sw, sizeof sw),
+                  unwritten ? " (a -99 in it was never written: the test put it there before the call)" : "");
 }
 
 START_TEST(test_6_1_notes_and_chapter) {
@@ -86,6 +94,18 @@ static void probe_6_2(void) {
     ex6_2_bmm_backward(a, b, g, 1, 1, 2, 1, da, db);
 }
 
+/* Gradients added into a buffer that held 1 everywhere: an answer that is the gradient alone
+ * overwrote it. */
+static void expect_added(const float *got, const float *want, int64_t n, const char *what) {
+    for (int64_t i = 0; i < n; i++) {
+        if (fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i]))) continue;
+        ck_assert_msg(fabsf(got[i] - (want[i] - 1.0f)) > 1e-4f * (1.0f + fabsf(want[i])), "%s: element %lld is %g, the new "
+                      "gradient alone: add it to what the buffer already holds (+=), do not overwrite it", what,
+                      (long long)i, (double)got[i]);
+        return;
+    }
+}
+
 /* A copy of t's values followed by nan, so a read past the end turns the answer into nan. */
 static float *nan_guarded_copy(const Tensor *t) {
     float *copy = guarded_buffer(tensor_numel(t), NAN);
@@ -109,10 +129,12 @@ static void check_backward(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *
     snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, da (starting at all 1s; a, b and g are "
              "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
              (long long)n);
+    expect_added(da, want_a, na, what);
     EXPECT_OUTPUT(da, na, MARK, want_a, 1e-4f, what);
     snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, db (starting at all 1s; a, b and g are "
              "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
              (long long)n);
+    expect_added(db, want_b, nb, what);
     EXPECT_OUTPUT(db, nb, MARK, want_b, 1e-4f, what);
     free(want_a), free(want_b), free(a_in), free(b_in), free(g_in);
 }
@@ -147,6 +169,28 @@ static void probe_6_3(void) {
     ex6_3_shared_weight_grad(x, g, 1, 1, 2, 1, dw);
 }
 
+/* A wrong dw that is one batch's gradient alone (batch 0's, or the last one's, when dw was
+ * zeroed or overwritten inside the batch loop) gets a message that says so. */
+static void expect_every_batch(const float *dw, const float *want, const float *x, const float *g, int64_t batch,
+                               int64_t m, int64_t k, int64_t n, const char *what) {
+    bool wrong = false;
+    for (int64_t q = 0; q < k * n; q++) wrong = wrong || !(fabsf(dw[q] - want[q]) <= 1e-4f * (1.0f + fabsf(want[q])));
+    if (!wrong || batch < 2) return;
+    const int64_t ends[2] = {0, batch - 1};
+    for (int e = 0; e < 2; e++) {
+        bool alone = true;
+        for (int64_t p = 0; p < k && alone; p++)
+            for (int64_t j = 0; j < n && alone; j++) {
+                float one = 0.0f;
+                for (int64_t i = 0; i < m; i++) one += x[(ends[e] * m + i) * k + p] * g[(ends[e] * m + i) * n + j];
+                alone = fabsf(dw[p * n + j] - one) <= 1e-4f * (1.0f + fabsf(one));
+            }
+        ck_assert_msg(!alone, "%s: dw holds batch %lld's gradient alone: every batch used w, so dw is the sum of all %lld "
+                      "batches' gradients (zero it once, before the loop over the batches)", what, (long long)ends[e],
+                      (long long)batch);
+    }
+}
+
 static void check_shared(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *rng, const char *context) {
     Tensor *x = random_tensor(test_ctx, rng, DIMS(batch, m, k), -2, 2);
     Tensor *w = tensor_requires_grad(random_tensor(test_ctx, rng, DIMS(k, n), -2, 2));
@@ -157,16 +201,24 @@ static void check_shared(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *rn
     char what[256];
     snprintf(what, sizeof what, "exercise 6.3%s: x (%lld,%lld,%lld) @ a shared w (%lld,%lld): dw (starting at 777)", context, (long long)batch,
              (long long)m, (long long)k, (long long)k, (long long)n);
+    expect_every_batch(dw, tensor_data(tensor_grad(w)), tensor_data(x), tensor_data(g), batch, m, k, n, what);
     EXPECT_OUTPUT(dw, k * n, 777.0f, tensor_data(tensor_grad(w)), 1e-4f, what);
 }
 
 START_TEST(test_6_3_examples) {
-    /* x (2,1,2) = [[1,2]],[[3,4]] @ w (2,1), upstream 1: dw = [1+3, 2+4] */
+    /* x (2,1,2) = [[[1, 2]], [[3, 4]]] @ w (2,1), upstream 1: dw = [1+3, 2+4] */
     float dw[2] = {9, 9};
     ex6_3_shared_weight_grad((const float[]){1, 2, 3, 4}, (const float[]){1, 1}, 2, 1, 2, 1, dw);
-    EXPECT_ARRAY(dw, ((const float[]){4, 6}), 2, 1e-6f,
-                 "exercise 6.3: x = [[1,2]],[[3,4]] @ a shared w (2,1), upstream 1, dw starting at [9, 9] (both batches "
-                 "add into dw, which must be zeroed first)");
+    const char *what = "exercise 6.3: x = [[[1, 2]], [[3, 4]]] @ a shared w (2,1), upstream 1, dw starting at [9, 9] "
+                       "(both batches add into dw, which must be zeroed first)";
+    const float want[2] = {4, 6};
+    expect_every_batch(dw, want, (const float[]){1, 2, 3, 4}, (const float[]){1, 1}, 2, 1, 2, 1, what);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(dw[i] != 9.0f, "%s: dw[%d] was never written (it still holds 9, from before the call)", what, i);
+        ck_assert_msg(dw[i] != 9.0f + want[i], "%s: dw[%d] is %g: the 9 it held before the call plus the gradient, %g. Set "
+                      "dw to 0 before adding the batches into it", what, i, (double)dw[i], (double)want[i]);
+    }
+    EXPECT_ARRAY(dw, want, 2, 1e-6f, what);
     Rng rng = rng_seeded(test_seed() + 63);
     check_shared(3, 2, 4, 5, &rng, "");
     check_shared(1, 3, 2, 2, &rng, " (one batch)");
@@ -203,10 +255,16 @@ static void check_shared_queries(int64_t b, int64_t m, int64_t k, int64_t n, Rng
     for (int64_t bi = 0; bi < b; bi++)
         for (int64_t t = 0; t < m * n; t++) {
             float got = out[bi * m * n + t], w = tensor_data(want)[bi * m * n + t];
-            ck_assert_msg(fabsf(got - w) <= 1e-4f * (1 + fabsf(w)),
-                          "exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch %lld, row %lld, column %lld is %g, expected %g"
-                          " (check every batch, not just batch 0)", context, (long long)b, (long long)m, (long long)k,
-                          (long long)n, (long long)bi, (long long)(t / n), (long long)(t % n), (double)got, (double)w);
+            if (fabsf(got - w) <= 1e-4f * (1 + fabsf(w))) continue;
+            char value[96];
+            if (got == MARK)
+                snprintf(value, sizeof value, "was never written (it still holds %g from before the call)", (double)MARK);
+            else
+                snprintf(value, sizeof value, "is %g", (double)got);
+            ck_abort_msg("exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch %lld, row %lld, column %lld %s, expected %g%s",
+                         context, (long long)b, (long long)m, (long long)k, (long long)n, (long long)bi, (long long)(t / n),
+                         (long long)(t % n), value, (double)w,
+                         bi > 0 ? " (the batches before it are right: check every batch, not just batch 0)" : "");
         }
     char what[160];
     snprintf(what, sizeof what, "exercise 6.4%s", context);

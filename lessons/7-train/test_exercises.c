@@ -122,8 +122,8 @@ START_TEST(test_7_1_chapter) {
     const float inf = INFINITY;
     const float want[16] = {0, -inf, -inf, -inf, 0, 0, -inf, -inf, 0, 0, 0, -inf, 0, 0, 0, 0};
     check_mask(4, " (the chapter)");
-    EXPECT_ARRAY(got, want, 16, 0.0f, "exercise 7.1 (the chapter): the (4, 4) mask, [0, -inf, -inf, -inf], [0, 0, -inf, "
-                 "-inf], ...");
+    EXPECT_ARRAY(got, want, 16, 0.0f, "exercise 7.1 (the chapter): the (4, 4) mask, [[0, -inf, -inf, -inf], [0, 0, "
+                 "-inf, -inf], ...]");
     check_mask(2, "");
     check_mask(1, " (one position: [0])");
     check_mask(0, " (no positions: nothing to write)");
@@ -274,8 +274,8 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
                   tensor_error() ? tensor_error() : "(no error recorded)");
     ck_assert_int_eq(tensor_backward_from(want, u), 0);
     const char *names[4] = {"x", "wq", "wk", "wv"};
-    char us[256];
-    format_floats(tensor_data(u), n, us, sizeof us);
+    char us[512];
+    format_literal(tensor_data(u), u->shape, u->rank, us, sizeof us);
     for (int i = 0; i < 4; i++) {
         snprintf(message, sizeof message, "%s: the gradient of %s, upstream %s", what, names[i], us);
         EXPECT_VALUES_ARRAY(tensor_grad(inputs[i]), tensor_data(tensor_grad(copies[i])), tensor_numel(inputs[i]), 1e-4f,
@@ -403,9 +403,9 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
         free(wrong);
     }
     free(got_values);
-    char xs[256];
+    char xs[512];
     snprintf(message, sizeof message, "%s: (x - mean) / sqrt(var + eps) * gamma + beta, x = %s", what,
-             format_floats(tensor_data(x), n, xs, sizeof xs));
+             format_literal(tensor_data(x), x->shape, x->rank, xs, sizeof xs));
     EXPECT_VALUES_ARRAY(got, tensor_data(want), n, 1e-4f, message);
 
     ck_assert_msg(got->requires_grad, "%s: the values are right, but the result does not require grad: it was not "
@@ -419,8 +419,8 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
                   tensor_error() ? tensor_error() : "(no error recorded)");
     ck_assert_int_eq(tensor_backward_from(want, u), 0);
     const char *names[3] = {"x", "gamma", "beta"};
-    char us[256];
-    format_floats(tensor_data(u), n, us, sizeof us);
+    char us[512];
+    format_literal(tensor_data(u), u->shape, u->rank, us, sizeof us);
     for (int i = 0; i < 3; i++) {
         const float *g = tensor_data(tensor_grad(inputs[i])), *expected = tensor_data(tensor_grad(copies[i]));
         int64_t m = tensor_numel(inputs[i]);
