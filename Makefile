@@ -12,10 +12,14 @@
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
+# Build on every core unless the command line says otherwise (-j1 wins over this).
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-STUDENT_WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
+# A call to a function whose header is missing is an error, not a warning: C would take it to
+# return an int, which cuts a returned pointer to 32 bits and crashes far from the cause.
+STUDENT_WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror=implicit-function-declaration
 WARNINGS := $(STUDENT_WARNINGS)
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
@@ -63,12 +67,12 @@ WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(
 # ---- what the command line asks for --------------------------------------------------
 # `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
 # chooses which lesson the verb acts on.
-VERBS := test check plot plots bench
+VERBS := test check plot plots bench bench-plots
 VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps grader-deps plot-deps words-deps golden memcheck docs check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
+.PHONY: all test check deps grader-deps plot-deps words-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -112,7 +116,7 @@ plot-deps:
 words-deps:
 	@sh tests/ensure-deps.sh words
 ifneq ($(filter lessons/7-train,$(or $(SELECTED),$(LESSON_DIRS))),)
-lesson7 train test check plot plots bench memcheck docs check-docs: | words-deps
+lesson7 train test check plot plots bench bench-plots memcheck docs check-docs: | words-deps
 endif
 
 # ---- one block of rules per lesson -----------------------------------------------------
@@ -174,13 +178,9 @@ LESSON_PROGRAMS += $$(L$(2)_OUT)/bench
 BENCHES += $$(L$(2)_OUT)/bench
 BENCH_$(2) := $$(L$(2)_OUT)/bench
 ifneq ($(wildcard $(1)/bench.gp),)
-$$(L$(2)_OUT)/$(3)-bench.png: $$(L$(2)_OUT)/bench $(1)/bench.gp | plot-deps
-	$$(say) BENCH $$(L$(2)_OUT)/$(3)-bench.dat
-	$$(Q)$$(L$(2)_OUT)/bench $$(BENCH_FLAGS) --data $$(L$(2)_OUT)/$(3)-bench.dat >$$(L$(2)_OUT)/bench.txt
-	$$(say) PLOT $$@
-	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3)-bench.dat'; output='$$@'" $(1)/bench.gp
-PLOTS += $$(L$(2)_OUT)/$(3)-bench.png
-PLOT_$(2) += $$(L$(2)_OUT)/$(3)-bench.png
+# Its plot is drawn by `make bench-plots`, which runs the benchmarks one at a time.
+BENCH_PLOT_SPECS += $(2):$(3):$(1)
+BENCH_PLOT_$(2) := $(2):$(3):$(1)
 endif
 endif
 
@@ -242,10 +242,10 @@ all: $(LIBRARY) $(LIBRARY_TESTS) $(LESSON_PROGRAMS)
 SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
 test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 
 # `make golden` regenerates the conformance suite's data (tests/golden/) with numpy and PyTorch.
@@ -269,16 +269,30 @@ docs: $(WALKTHROUGHS) $(PLOTS)
 check-docs: $(WALKTHROUGHS)
 	@BUILD='$(BUILD)' sh tests/docs.sh check
 
-# `make plots` (or `make plot`): every lesson's plot. `make lessonN plot`: lesson N's.
+# `make plots` (or `make plot`): every lesson's plot. `make lessonN plot`: lesson N's. No
+# benchmark runs for them: the benchmarks' plots are `make bench-plots`.
 ifeq ($(SELECTED),)
 plot plots: $(PLOTS)
 	@for p in $^; do echo "wrote $$p"; done
 else
 SELECTED_PLOTS := $(foreach d,$(SELECTED),$(PLOT_$(call lesson_number,$(d))))
 plot plots: $(SELECTED_PLOTS)
-	@for d in $(SELECTED); do [ -f $$d/plot.c ] || [ -f $$d/bench.gp ] || echo "$$d has no plot"; done
+	@for d in $(SELECTED); do [ -f $$d/plot.c ] || echo "$$d has no plot"; done
 	@for p in $^; do echo "wrote $$p"; done
 endif
+
+# `make bench-plots`: run each benchmark that has a bench.gp and plot its data; `make lessonN
+# bench-plots`: lesson N's. One recipe, so that two benchmarks never run at once under -j.
+BENCH_PLOTS_WANTED := $(if $(SELECTED),$(foreach d,$(SELECTED),$(BENCH_PLOT_$(call lesson_number,$(d)))),$(BENCH_PLOT_SPECS))
+bench-plots: $(foreach s,$(BENCH_PLOTS_WANTED),$(BUILD)/lesson$(firstword $(subst :, ,$(s)))/bench) | plot-deps
+	@for d in $(SELECTED); do [ -f $$d/bench.gp ] || echo "$$d has no benchmark plot"; done
+	@for spec in $(BENCH_PLOTS_WANTED); do \
+	    n=$${spec%%:*} rest=$${spec#*:}; topic=$${rest%%:*} dir=$${rest#*:}; out=$(BUILD)/lesson$$n; \
+	    echo "  BENCH $$out/$$topic-bench.dat"; \
+	    $$out/bench $(BENCH_FLAGS) --data $$out/$$topic-bench.dat >$$out/bench.txt || { cat $$out/bench.txt; exit 1; }; \
+	    gnuplot -e "data='$$out/$$topic-bench.dat'; output='$$out/$$topic-bench.png'" $$dir/bench.gp || exit 1; \
+	    echo "wrote $$out/$$topic-bench.png"; \
+	done
 
 # `make bench`: every lesson's benchmark, one after the other (under a minute in all);
 # `make lessonN bench`: lesson N's. BENCH_FLAGS=--quick makes it a smoke run.
@@ -292,11 +306,13 @@ bench: $(foreach d,$(SELECTED),$(BENCH_$(call lesson_number,$(d))))
 endif
 
 # ---- grading (docs/instructors.md) ---------------------------------------------------------
-# make grade [SUBMISSION=DIR] [EXERCISE=ID] [RESULTS=FILE]: one submission (default: this
-# checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR]: every subdirectory of DIR. Both
-# refuse without a sandbox (tests/sandbox.c) unless UNSANDBOXED=1 (practice, not credit).
-# Students' files are compiled without -Werror, whatever WERROR says. tests/grade.sh exits 1
-# when an exercise did not pass and 2 when it could not grade; make reports both as 2.
+# make grade [SUBMISSION=DIR] [LESSON=N] [EXERCISE=ID] [RESULTS=FILE] [STRICT=1]: one
+# submission (default: this checkout); make grade-all SUBMISSIONS=DIR [GRADEBOOK=DIR] [LESSON=N]:
+# every subdirectory of DIR. Both refuse without a sandbox (tests/sandbox.c) unless
+# UNSANDBOXED=1 (practice, not credit). Students' files are compiled without -Werror, whatever
+# WERROR says, but for a call without a declaration (STUDENT_WARNINGS). make grade succeeds
+# whenever it graded, whatever the score, and its last line is the score; STRICT=1 (or
+# tests/grade.sh itself) fails unless every graded exercise passed. Could not grade: it fails.
 # The sandbox (tests/sandbox.c) needs libseccomp; bubblewrap, for namespaces, is installed as
 # root and only recommended otherwise.
 SANDBOX := $(BUILD)/grader/sandbox
@@ -321,12 +337,13 @@ grade-env:
 	@echo "GRADER='$(BUILD)/grader'"
 grade: | deps
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' sh tests/grade.sh --submission '$(or $(SUBMISSION),.)' \
-	    $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(RESULTS),--results '$(RESULTS)') \
-	    $(if $(filter 1,$(UNSANDBOXED)),--unsandboxed)
+	    $(if $(LESSON),--lesson '$(LESSON)') $(if $(EXERCISE),--exercise '$(EXERCISE)') \
+	    $(if $(RESULTS),--results '$(RESULTS)') $(if $(filter 1,$(UNSANDBOXED)),--unsandboxed) \
+	    $(if $(filter 1,$(STRICT)),,--exit-zero-if-graded)
 grade-all: | deps
 	@test -n '$(SUBMISSIONS)' || { echo "make grade-all needs SUBMISSIONS=DIR (one subdirectory per student)"; exit 2; }
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' SANITIZE='$(SANITIZE)' $(if $(filter 1,$(UNSANDBOXED)),GRADE_UNSANDBOXED=1) \
-	    sh tests/grade-all.sh --submissions '$(SUBMISSIONS)' \
+	    sh tests/grade-all.sh --submissions '$(SUBMISSIONS)' $(if $(LESSON),--lesson '$(LESSON)') \
 	    --out '$(or $(GRADEBOOK),$(BUILD)/gradebook)'
 
 # make handout: the course for students, without the reference solutions (tests/handout.sh).
@@ -356,19 +373,20 @@ help:
 	@echo "make                 build the library, every walk-through and every test program"
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
-	@echo "make test            run every test: the library's, your exercises, the reference solutions"
-	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/"
+	@echo "make test            run every test: the library's, your exercises, the reference solutions (V=1: every line)"
+	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/; no benchmarks"
 	@echo "make bench           run every lesson's benchmark (make lessonN bench: lesson N's; BENCH_FLAGS=--quick)"
+	@echo "make bench-plots     run the benchmarks that have a plot, one at a time, and draw them (also per lesson)"
 	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
 	@echo "make golden          regenerate tests/golden/ (numpy and PyTorch's answers) with PYTHON=$(PYTHON)"
 	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
-	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, EXERCISE=ID, RESULTS=FILE)"
-	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR)"
+	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, LESSON=N, EXERCISE=ID, RESULTS=FILE, STRICT=1)"
+	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR, LESSON=N)"
 	@echo "make handout         the course without the reference solutions, for students"
 	@echo "make gradescope      the autograder zip for Gradescope (made from the handout)"
 	@echo "make test-grader     the grader's own tests, the hostile submissions, the Gradescope zip end to end"
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
-	@echo "Variables: V=1 (show commands), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"
+	@echo "Variables: V=1 (show commands and every test), -j1 (one core; default: all), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

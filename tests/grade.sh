@@ -1,7 +1,8 @@
 #!/bin/sh
 # grade.sh - grades the exercises of one submission. `make grade` and `make grade-all` call it.
 #
-#   tests/grade.sh [--submission DIR] [--exercise ID] [--results FILE] [--name NAME] [--unsandboxed]
+#   tests/grade.sh [--submission DIR] [--lesson N] [--exercise ID] [--results FILE] [--name NAME]
+#                  [--unsandboxed] [--exit-zero-if-graded]
 #
 # DIR mirrors the course layout (DIR/lessons/N-topic/exercises.c), or holds exactly one such
 # lessons/ directory deeper down; only the exercises.c files are taken from it. Everything the
@@ -19,7 +20,10 @@
 #
 # Prints a table (id, title, points, status) and the total; writes a Gradescope results.json
 # to FILE and a tab-separated summary next to it (summary.tsv: id, earned, possible, status).
+# --lesson N grades lesson N's exercises only, --exercise ID one exercise.
 # Exit status: 0 only if every graded exercise passed; 1 otherwise; 2 if it could not grade.
+# With --exit-zero-if-graded (make grade, unless STRICT=1), 0 whenever it graded. The last
+# line is the score and what the exit status means, or why it could not grade.
 #
 # Environment: GRADE_MAX_OUTPUT (bytes a test's runner may print, default 1000000),
 # GRADE_MAX_MEMORY (bytes it may take, default 1 GiB), GRADE_TIME_BUDGET (seconds for the whole
@@ -29,27 +33,37 @@
 set -u
 submission=.
 only=
+lesson=
 results=
 name=
 unsandboxed=${GRADE_UNSANDBOXED:-0}
+zero_if_graded=0
+# Why it could not grade, as the last line, with the status that says so (make adds its own
+# "Error 2" line after it).
+not_graded() { printf 'grade.sh: %s: not graded (exit status 2)\n' "$1" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
     --submission) submission=$2; shift 2 ;;
+    --lesson) lesson=$2; shift 2 ;;
     --exercise) only=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --unsandboxed) unsandboxed=1; shift ;;
-    *) echo "grade.sh: unknown option $1" >&2; exit 2 ;;
+    --exit-zero-if-graded) zero_if_graded=1; shift ;;
+    *) not_graded "unknown option $1" ;;
     esac
 done
 build=${BUILD:-build}
 make=${MAKE:-make}
+# The calling make's jobserver is not handed to this script (its recipe has no "+"), so a make
+# run here that is told of one warns "jobserver unavailable" at the top of the report.
+[ -n "${MAKEFLAGS:-}" ] && MAKEFLAGS=$(printf '%s\n' "$MAKEFLAGS" | sed 's/--jobserver-[a-z]*=[^ ]*//g')
 max_output=${GRADE_MAX_OUTPUT:-1000000}
 max_memory=${GRADE_MAX_MEMORY:-1073741824}
 budget=${GRADE_TIME_BUDGET:-300}
 course=$(pwd -P)
 tab=$(printf '\t')
-[ -d "$submission" ] || { echo "grade.sh: submission $submission is not a directory" >&2; exit 2; }
+[ -d "$submission" ] || not_graded "submission $submission is not a directory"
 [ -n "$name" ] || name=$(basename "$(cd "$submission" && pwd)")
 [ -n "$results" ] || results=$build/grade/$name/results.json
 work=$build/grade/$name
@@ -68,14 +82,48 @@ first_error() { # LOG: the compiler's, the assembler's or the linker's first err
     grep -a -m 1 -E '(^|: )((fatal )?error|Error|internal compiler error): |undefined reference|multiple definition' "$1" |
         tr '\t' ' ' | cut -c 1-400
 }
+# LOG HEADER...: the header to include for each function the file calls without a declaration.
+# That is an error for a student's file (-Werror=implicit-function-declaration): C would take
+# the function to return int and a float argument as a double, so a returned pointer is cut to
+# 32 bits and the numbers are garbage, far from the cause. The course's headers are searched
+# for the declaration; gcc and clang name the C library's own ("note: include '<string.h>'").
+undeclared() {
+    log=$1
+    shift
+    LOG=$log LC_ALL=C awk -v q="'" '
+        function quoted(s) { return match(s, q "[A-Za-z_][A-Za-z0-9_]*" q) ? substr(s, RSTART + 1, RLENGTH - 2) : "" }
+        FILENAME == ENVIRON["LOG"] {
+            if ($0 ~ /error: / && $0 ~ /implicit-function-declaration/ && (name = quoted($0)) != "" && !(name in seen)) {
+                seen[name] = 1; names[++n] = name
+            }
+            if ($0 ~ / note: include / && match($0, /<[A-Za-z0-9_\/.]+>/)) {
+                header = substr($0, RSTART, RLENGTH); sub(/.*declaration (of|for) /, ""); system_header[quoted($0)] = header
+            }
+            next
+        }
+        FNR == 1 { file = FILENAME; sub(/.*\//, "", file) }
+        /^[A-Za-z_#]/ {  # a declaration (or a macro) starts its line; comments and bodies do not
+            for (i = 1; i <= n; i++)
+                if (!(names[i] in where) && match($0, "(^|[^A-Za-z0-9_])" names[i] "[ \t]*[(]")) where[names[i]] = "\"" file "\""
+        }
+        END {
+            for (i = 1; i <= n; i++) {
+                h = names[i] in where ? where[names[i]] : names[i] in system_header ? system_header[names[i]] : ""
+                if (h == "") { none = none (none == "" ? "" : ", ") names[i]; continue }
+                if (!(h in listed)) { listed[h] = names[i]; headers[++m] = h } else listed[h] = listed[h] ", " names[i]
+            }
+            for (j = 1; j <= m; j++) out = out (out == "" ? "" : ", ") "#include " headers[j] " (" listed[headers[j]] ")"
+            if (none != "") out = out (out == "" ? "" : "; ") "no header of the course declares " none " (a misspelt name, or a function of the file used above its definition?)"
+            if (out != "") printf "Include each function%cs header (without a declaration C takes it to return int, cutting a returned pointer to 32 bits): %s\n", 39, out
+        }' "$log" "$@"
+}
 
 # ---- the course's side: the library, the judges, the runner's objects, the sandbox ------------
 # BUILD and SANITIZE go on make's command line: they must win over whatever the calling make
 # passed down in MAKEFLAGS
 if ! $make --no-print-directory -s BUILD="$build" SANITIZE="${SANITIZE:-}" grade-prereqs >"$work/prereqs.log" 2>&1; then
-    echo "grade.sh: the course itself does not build:" >&2
     tail -n 20 "$work/prereqs.log" >&2
-    exit 2
+    not_graded "the course itself does not build (the end of its output is above; all of it in $work/prereqs.log)"
 fi
 eval "$($make --no-print-directory -s BUILD="$build" SANITIZE="${SANITIZE:-}" grade-env)" # CC, STUDENT_FLAGS, HEADERS, LINK_FLAGS, LIBS, SANDBOX, RUNNER_OBJ, GRADER
 sandbox=$(abs "$SANDBOX")
@@ -99,9 +147,7 @@ isolation=$("$sandbox" describe "$@" 2>&1)
 isolated=$?
 if [ $isolated -ne 0 ] && [ "$unsandboxed" != 1 ]; then
     echo "grade.sh: $isolation" >&2
-    echo "grade.sh: refusing to grade for credit without isolation; --unsandboxed (GRADE_UNSANDBOXED=1) grades anyway," \
-        "for practice only" >&2
-    exit 2
+    not_graded "refusing to grade for credit without isolation; --unsandboxed (GRADE_UNSANDBOXED=1) grades anyway, for practice only"
 fi
 [ $isolated -ne 0 ] && isolation="$isolation (graded with --unsandboxed: not for credit)"
 
@@ -111,17 +157,20 @@ for dir in lessons/[1-9]-*; do
     n=${dir#lessons/}
     n=${n%%-*}
     "$build/lesson$n/list_exercises" --list | awk -v dir="$dir" '{ print $0 "\t" dir }' >>"$work/exercises.tsv" ||
-        { echo "grade.sh: cannot list lesson $n's exercises" >&2; exit 2; }
+        not_graded "cannot list lesson $n's exercises"
 done
-if [ -n "$only" ]; then # compared as strings: 2.10 is not 2.1, and "1.1 " is not 1.1
-    ONLY=$only awk -F "$tab" '$1 == ENVIRON["ONLY"] ""' "$work/exercises.tsv" >"$work/selected.tsv"
-    if [ ! -s "$work/selected.tsv" ]; then
-        echo "grade.sh: no exercise '$only' in this course; its exercises are:" \
-            "$(cut -f 1 "$work/exercises.tsv" | tr '\n' ' ')" >&2
-        exit 2
-    fi
-else
-    cp "$work/exercises.tsv" "$work/selected.tsv"
+# --lesson N: lessons/N-*; --exercise ID, compared as a string: 2.10 is not 2.1, "1.1 " not 1.1
+lesson_dir=
+if [ -n "$lesson" ]; then
+    case $lesson in *[!0-9]*) ;; *) for dir in lessons/"$lesson"-*; do [ -d "$dir" ] && lesson_dir=$dir; done ;; esac
+    [ -n "$lesson_dir" ] || not_graded "no lesson '$lesson' in this course; its lessons are: $(for dir in lessons/[1-9]-*; do
+        n=${dir#lessons/}; printf '%s ' "${n%%-*}"; done)"
+fi
+DIR=$lesson_dir ONLY=$only awk -F "$tab" '(ENVIRON["DIR"] == "" || $4 == ENVIRON["DIR"]) && (ENVIRON["ONLY"] == "" || $1 == ENVIRON["ONLY"] "")' \
+    "$work/exercises.tsv" >"$work/selected.tsv"
+if [ ! -s "$work/selected.tsv" ]; then
+    DIR=$lesson_dir awk -F "$tab" 'ENVIRON["DIR"] == "" || $4 == ENVIRON["DIR"] { printf "%s ", $1 }' "$work/exercises.tsv" >"$work/ids.txt"
+    not_graded "no exercise '$only' in ${lesson_dir:-this course}; its exercises are: $(cat "$work/ids.txt")"
 fi
 
 # ---- where the submission's lessons are ------------------------------------------------------
@@ -135,9 +184,8 @@ if [ ! -d "$submission/lessons" ]; then
         sed 's,^\./,,; s,/*lessons/[^/]*/exercises\.c$,,' | sort -u >"$work/roots.txt"
     count=$(wc -l <"$work/roots.txt")
     if [ "$count" -gt 1 ]; then
-        echo "grade.sh: $submission has no lessons/ directory but several below it: $(sed 's,$,/lessons,' "$work/roots.txt" |
-            tr '\n' ' ')- pass SUBMISSION=<the one to grade>" >&2
-        exit 2
+        not_graded "$submission has no lessons/ directory but several below it: $(sed 's,$,/lessons,' "$work/roots.txt" |
+            tr '\n' ' ')- pass SUBMISSION=<the one to grade>"
     elif [ "$count" -eq 1 ]; then
         root=$submission/$(cat "$work/roots.txt")
         layout_note="the submission's lessons/ is at $root/lessons, not $submission/lessons: graded from there"
@@ -149,7 +197,7 @@ fi
 # ---- the stage: what the sandbox sees, outside the course directory --------------------------
 # Copies of the course's headers and library objects, and of the student's file; in it, each
 # lesson's scratch directory (a size-capped tmpfs under namespaces) and the runner built there.
-stage=$(mktemp -d "${TMPDIR:-/tmp}/course-grade.XXXXXX") || { echo "grade.sh: cannot make a staging directory" >&2; exit 2; }
+stage=$(mktemp -d "${TMPDIR:-/tmp}/course-grade.XXXXXX") || not_graded "cannot make a staging directory"
 stage=$(abs "$stage")
 trap 'rm -rf "$stage"' EXIT
 trap 'exit 2' INT TERM
@@ -198,6 +246,35 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
                 id = start; sub(/^ex/, "", id); split(id, p, "_")
                 printf "%s.%s\t%s\t%s\n", p[1], p[2], start, list
             }
+        }' "$1"
+}
+
+# LOG: the sanitizers' first report, in a line: what went wrong, and where, in the student's
+# file where a frame of the stack is there ("SEGV on unknown address 0x000000000000 (a WRITE)
+# in ex5_3_gather_rows_checked lessons/5-gather/exercises.c:42"). UBSan's line names the place
+# itself ("exercises.c:42:9: runtime error: store to null pointer ..."); gcc's prints no SUMMARY.
+sanitizer_report() {
+    LC_ALL=C awk '
+        what == "" && /ERROR: (Address|Leak)Sanitizer: / {
+            what = $0; sub(/.*ERROR: [A-Za-z]+Sanitizer: /, "", what)
+            sub(/ \(pc 0x[0-9a-f]+.*| at pc 0x[0-9a-f]+.*| in thread T[0-9]+:?$/, "", what); next
+        }
+        what == "" && / runtime error: / { what = $0; ubsan = 1; next }
+        what == "" { next }
+        access == "" && match($0, /(READ|WRITE) of size [0-9]+/) { access = substr($0, RSTART, RLENGTH) }
+        access == "" && match($0, /caused by a (READ|WRITE) memory access/) { access = substr($0, RSTART + 12, 5); sub(/ $/, "", access) }
+        /^ *#[0-9]+ 0x[0-9a-f]+ in [^ ]+ [^ ]+:[0-9]+/ {
+            frame = $4 " " $5
+            if (frame ~ /:[0-9]+:[0-9]+$/) sub(/:[0-9]+$/, "", frame) # the line, not the column
+            if (first == "") first = frame
+            if (mine == "" && $5 ~ /exercises\.c:/) mine = frame
+        }
+        /^SUMMARY: |^$/ && first != "" { exit }
+        END {
+            if (what == "") exit 1
+            where = mine != "" ? mine : first
+            if (ubsan) { split(where, w, " "); printf "%s%s\n", what, w[1] != "" ? " (in " w[1] ")" : "" }
+            else printf "%s%s%s\n", what, access != "" ? " (a " access ")" : "", where != "" ? " in " where : ""
         }' "$1"
 }
 
@@ -252,6 +329,10 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
             $CC $STUDENT_FLAGS -I"$lesson_stage/include" -c "$dir/exercises.c" -o "$lesson_stage/work/exercises.o" \
             >"$lesson_stage/exercises.o" 2>"$out/compile.log"; then
             error=$(first_error "$out/compile.log")
+            # shellcheck disable=SC2086 # HEADERS is a list of paths
+            hint=$(undeclared "$out/compile.log" $HEADERS "$dir/exercises.h")
+            # (the compiler's own line, less its suggestion and its flag, so that the hint fits the table)
+            [ -n "$hint" ] && error="$(printf '%s' "$error" | sed "s/; did you mean '[^']*'?//; s/ \[-W[^]]*\]\$//" | cut -c 1-200). $hint"
             [ "$sandbox_status" = 124 ] && error="the compiler did not finish within $seconds s"
             verdict="compile${tab}${error:-the compiler stopped (see its output)}${tab}compiler's output: $out/compile.log"
         elif ! in_sandbox 120 268435456 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/runner" \
@@ -301,7 +382,11 @@ EOF
                 message="$message. Here the C library found the heap corrupted: $corruption"
             fi ;;
         memory)
-            summary=$(grep -a -m 1 '^SUMMARY: ' "$out/$id.log") && message="$message: ${summary#SUMMARY: }" ;;
+            if report=$(sanitizer_report "$out/$id.log"); then
+                message="$report (found by the sanitizers; their whole report is in the test's output)"
+            elif summary=$(grep -a -m 1 '^SUMMARY: ' "$out/$id.log"); then
+                message="$message: ${summary#SUMMARY: }"
+            fi ;;
         esac
         log=
         case $kind in passed | todo | wrong) ;; *) log="the test's output: $out/$id.log" ;; esac
@@ -309,12 +394,15 @@ EOF
             cut -c 1-600)" "$log" >>"$rows"
     done <"$out/list.tsv"
 done
-[ -s "$rows" ] || { echo "grade.sh: no exercise could be graded (see $work)" >&2; exit 2; }
+[ -s "$rows" ] || not_graded "no exercise could be graded (see $work)"
 
 # ---- the report ---------------------------------------------------------------------------
 # Run in the C locale, so that awk sees bytes: results.json must be valid JSON whatever a
 # message holds (a backslash, a byte of Latin-1 from a student's error message).
-LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name NOTE=$layout_note ISOLATION=$isolation \
+scope= # a part of the course only: said beside the name, so that its score is not taken for the course's
+[ -n "$lesson" ] && scope=" (lesson $lesson only)"
+[ -n "$only" ] && scope=" (exercise $only only)"
+LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name$scope NOTE=$layout_note ISOLATION=$isolation \
     STAGE=$stage/ COURSE=$course awk -F "$tab" '
     function status(kind, message) {
         if (kind == "passed") return "passed"
@@ -356,6 +444,10 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name NO
         }
         return "\"" out "\""
     }
+    function detail(kind, message) { # the message, less what the status says already ("crashed: signal 11 (...)")
+        if (kind == "crashed") sub(/^crashed: [Rr]eceived signal [0-9]+( \([^)]*\))?\.? */, "", message)
+        return message
+    }
     function unstaged(s,    k, rest, m) { # staged paths as the student knows them: lessons/N-topic/exercises.c, tensor.h
         while ((k = index(s, stage)) > 0) {
             rest = substr(s, k + length(stage))
@@ -387,8 +479,8 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name NO
             printf "  %-5s %-46s %2d / %-3d %s\n", id[i], title[i], earned[i], points[i], s
             if (kind[i] SUBSEP message[i] SUBSEP logfile[i] == shown) continue # the verdict of a whole lesson: shown once
             shown = kind[i] SUBSEP message[i] SUBSEP logfile[i]
-            if (kind[i] != "passed" && message[i] != "")
-                printf "        %s\n", substr(unstaged(message[i]), 1, 400)
+            if (kind[i] != "passed" && detail(kind[i], message[i]) != "")
+                printf "        %s\n", substr(unstaged(detail(kind[i], message[i])), 1, 400)
             if (kind[i] != "passed" && logfile[i] != "")
                 printf "        (%s)\n", logfile[i]
         }
@@ -397,7 +489,7 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name NO
         printf "  \"output\": %s,\n", json(isolation (note != "" ? "\n" note : "")) > results
         printf "  \"tests\": [\n" > results
         for (i = 1; i <= NR; i++) {
-            out = status(kind[i], message[i]) (message[i] != "" ? ": " unstaged(message[i]) : "")
+            out = status(kind[i], message[i]) (detail(kind[i], message[i]) != "" ? ": " unstaged(detail(kind[i], message[i])) : "")
             printf "    {\"name\": %s, \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"output\": %s}%s\n",
                 json(id[i] " " title[i]), earned[i], points[i], kind[i] == "passed" ? "passed" : "failed", json(out),
                 i < NR ? "," : "" > results
@@ -407,6 +499,7 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name NO
         exit failed
     }' "$rows"
 status=$?
+[ $status -le 1 ] || not_graded "could not write $results and the summary beside it"
 if [ -s "$work/notes.tsv" ]; then
     echo
     while IFS="$tab" read -r id function calls; do
@@ -415,4 +508,14 @@ if [ -s "$work/notes.tsv" ]; then
     echo "  (fine where an exercise composes library ops, not where it asks for one written by hand)"
 fi
 echo "  results: $results"
+# the last line: the score, and what the exit status says
+score=$(awk -F "$tab" '{ earned += $2; possible += $3 } END { printf "%d / %d", earned, possible }' "$(dirname "$results")/summary.tsv")
+if [ $status -eq 0 ]; then
+    echo "score: $score (every graded exercise passed: exit status 0)"
+elif [ "$zero_if_graded" = 1 ]; then
+    echo "score: $score (graded: exit status 0; with STRICT=1 it is 1 unless every graded exercise passed)"
+    status=0
+else
+    echo "score: $score (not every graded exercise passed: exit status 1)"
+fi
 exit $status

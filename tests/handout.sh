@@ -13,7 +13,30 @@ short=$(git rev-parse --short HEAD)
 rm -rf "$out/course"
 mkdir -p "$out"
 git archive --format=tar --prefix=course/ "$commit" | tar -xf - -C "$out"
-rm -rf "$out"/course/lessons/*/solutions.c "$out/course/tests/grading" "$out/course/docs/instructors.md"
+rm -rf "$out"/course/lessons/*/solutions.c "$out/course/tests/grading" "$out/course/docs/instructors.md" "$out/course/.ci"
+# The handout's README is the course's, for students (README.md marks what differs):
+#   a line with <!-- course-only -->, and <!-- course: --> ... <!-- :course --> (inline, or
+#   lines of their own) are left out; <!-- handout: ... :handout --> lines are the handout's own
+#   text, a comment in the course's README. make test's summary loses its reference solutions.
+awk '
+    $0 == "<!-- course: -->" { skip = 1; next }
+    $0 == "<!-- :course -->" { skip = 0; next }
+    skip { next }
+    $0 == "<!-- handout:" || $0 == ":handout -->" { next }
+    /<!-- course-only -->/ { next }
+    {
+        while ((i = index($0, "<!-- course: -->")) > 0 && (j = index($0, "<!-- :course -->")) > i)
+            $0 = substr($0, 1, i - 1) substr($0, j + length("<!-- :course -->"))
+        if (/^lesson [0-9]+ \(.*\): .*; reference solutions: [0-9]+\/[0-9]+ passed$/)
+            sub(/; reference solutions: [0-9]+\/[0-9]+ passed$/, "")
+        print
+    }
+' "$out/course/README.md" >"$out/README.handout" && mv "$out/README.handout" "$out/course/README.md"
+if grep -q -e 'solutions\.c' -e 'instructors\.md' -e '<!-- *course' -e 'handout:' "$out/course/README.md"; then
+    echo "handout.sh: the handout's README still speaks of the course's own files (README.md's markers):" >&2
+    grep -n -e 'solutions\.c' -e 'instructors\.md' -e '<!-- *course' -e 'handout:' "$out/course/README.md" >&2
+    exit 1
+fi
 (cd "$out" && find course -type f | sort) >"$out/files.txt"
 tar -czf "$out/course-handout.tar.gz" -C "$out" course
 if [ -n "$(git status --porcelain)" ]; then

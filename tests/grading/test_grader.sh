@@ -15,15 +15,21 @@
 #             course: the sandbox has neither, so it does not compile; a link to solutions.c:
 #             rejected
 #   library   exercises answered with the library's own functions: they pass, with a note
+#   undeclared tests/grading/fixtures/undeclared: library functions and memset called without
+#             their headers: did not compile, naming each header to include
 # The attacks of a hostile student are tests/grading/test_hostile.sh's.
-# plus one exercise at a time (and ids that are not exercises), a nested submission, the time
-# a looping stub costs and the time budget, grade-all's gradebook, SANITIZE=1 grading (out-of-
-# bounds writes that give the right numbers, past a malloc'd array and past a tensor in the
-# arena) and the student handout. Prints "ok - ..." or "FAIL - ..." per check; exit status 1
+# plus one exercise or one lesson at a time (and ids that are not exercises), make grade's exit
+# status and last line, a nested submission, the time a looping stub costs and the time budget,
+# grade-all's gradebook and statuses, SANITIZE=1 grading (out-of-bounds writes that give the
+# right numbers, past a malloc'd array and past a tensor in the arena; stores through NULL,
+# quoted from the sanitizer) and the student handout. Prints "ok - ..." or "FAIL - ..." per check; exit status 1
 # if any check failed.
 set -u
 build=${BUILD:-build}
 make=${MAKE:-make}
+# make test-grader's jobserver is not handed down (no "+"): a make run here that is told of one
+# warns "jobserver unavailable" on the first line of the output these tests read
+[ -n "${MAKEFLAGS:-}" ] && MAKEFLAGS=$(printf '%s\n' "$MAKEFLAGS" | sed 's/--jobserver-[a-z]*=[^ ]*//g')
 fixtures=$build/grader-fixtures
 rm -rf "$fixtures"
 mkdir -p "$fixtures"
@@ -205,6 +211,10 @@ results=$build/grade/grader-mixed/results.json
 check "mixed: results.json score 6" grep -q '"score": 6,' "$results"
 check "mixed: results.json marks 1.3 failed, with the signal in its output" \
     grep -q '"name": "1.3 [^"]*", "score": 0, "max_score": 3, "status": "failed", "output": "crashed: signal 11' "$results"
+check "mixed: 1.3's crash is said once in the table (its status names the signal, the line below does not repeat it)" \
+    sh -c "grep -A 1 -E '^  1.3 ' '$table' | tail -n 1 | grep -q '^        A crash in an exercise' && ! grep -q 'received signal' '$table'"
+check "mixed: ... and once in results.json (one 'signal 11' in 1.3's output)" \
+    test "$(grep '"name": "1.3 ' "$results" | grep -o 'signal 11' | wc -l)" -eq 1
 check "mixed: results.json names no file of the instructor's (logs, the staging directory)" \
     sh -c "! grep -q -e 'grade/grader-mixed' -e '\.log' '$results'"
 if command -v python3 >/dev/null 2>&1; then
@@ -226,6 +236,8 @@ check "sneaky: 1.5 crashed on an assert, and the table says so" \
     sh -c "grep -q -E '^  1.5 .* crashed: signal 6' '$table' && grep -q 'Here an assert failed: lessons/1-broadcast/exercises.c:[0-9]*: .*ex1_5' '$table'"
 check "sneaky: 5.2 frees twice: crashed, and the table quotes the C library" \
     sh -c "grep -q -E '^  5.2 .* crashed: signal 6' '$table' && grep -q 'Here the C library found the heap corrupted: free(): double free' '$table'"
+check "sneaky: 5.3 stores through NULL, 5.4 just past NULL: both crashed: signal 11" \
+    sh -c "grep -q -E '^  5.3 .* crashed: signal 11' '$table' && grep -q -E '^  5.4 .* crashed: signal 11' '$table'"
 results=$build/grade/grader-sneaky/results.json
 check "sneaky: 2.1 wrong, its message holding a backslash and a Latin-1 byte" row "$table" 2.1 "wrong$"
 check "sneaky: the backslash is escaped in results.json" has_text "$results" 'a back\\slash, a \"quote\" and caf?'
@@ -325,6 +337,57 @@ check "library: ... and the report notes the call, naming the exercise" \
 check "library: 4.4 through common/'s strided iterator, in a helper, is noted" \
     has "$fixtures/grader-library.txt" "note: 4.4 (ex4_4_contiguous_copy) calls the course's library: .*nditer_init"
 
+# ---- a call without its header ------------------------------------------------------------------
+# Only a warning, a call to tensor_sum_last_dim without reduce.h crashes 2.1 (the pointer it
+# returns cut to 32 bits); the grader makes it an error and names the header, per function.
+grade grader-undeclared tests/grading/fixtures/undeclared --lesson 2
+table=$fixtures/grader-undeclared.txt
+show=$table
+check "undeclared: a library op called without its header does not compile (2.1), naming the function" \
+    sh -c "grep -q -E '^  2.1 .* did not compile$' '$table' && grep -q \"exercises.c:[0-9]*:[0-9]*: error: .*'tensor_sum_last_dim'\" '$table'"
+show=$table
+check "undeclared: ... and the header to include for each function it calls without one (the course's, the C library's)" \
+    sh -c "grep -q -F '#include \"reduce.h\" (tensor_sum_last_dim)' '$table' && grep -q -F '#include \"broadcast.h\" (tensor_mul_scalar)' '$table' &&
+        grep -q -F '#include <string.h> (memset)' '$table'"
+check "undeclared: results.json says so too" has_text "$build/grade/grader-undeclared/results.json" '#include \"reduce.h\" (tensor_sum_last_dim)'
+
+# ---- one lesson at a time ------------------------------------------------------------------------
+check "one lesson: --lesson 2 grades lesson 2's exercises only, and says so" \
+    sh -c "[ \$(grep -c -E '^  [0-9]+\.[0-9]+ ' '$table') -eq 4 ] && [ \$(grep -c -E '^  2\.[0-9]+ ' '$table') -eq 4 ] &&
+        grep -q '^grading grader-undeclared (lesson 2 only)$' '$table'"
+grade grader-lesson-none "$fixtures/correct" --lesson 9
+check "one lesson: a lesson that is not there is a usage error (exit 2), listing the lessons" \
+    sh -c "[ $? -eq 2 ] && grep -q \"no lesson '9' in this course; its lessons are: 1 2 \" '$fixtures/grader-lesson-none.txt'"
+grade grader-lesson-other "$fixtures/correct" --lesson 3 --exercise 2.1
+check "one lesson: an exercise of another lesson is a usage error (exit 2), listing the lesson's" \
+    sh -c "[ $? -eq 2 ] && grep -q \"no exercise '2.1' in lessons/3-softmax; its exercises are: 3.1 3.2\" '$fixtures/grader-lesson-other.txt'"
+
+# ---- make grade: its exit status and its last line -------------------------------------------------
+# It succeeds whenever it graded, and its last line is the score (make prints "Error N" after a
+# failing recipe); STRICT=1 fails unless every graded exercise passed; not graded: it fails.
+make_grade() { # NAME ARGS...: make grade; sets $code and $last, the last line before make's own "***" lines
+    name=$1
+    shift
+    $make --no-print-directory -s BUILD="$build" grade "$@" >"$fixtures/$name.txt" 2>&1
+    code=$?
+    last=$(grep -v -E '^make(\[[0-9]+\])?: \*\*\* ' "$fixtures/$name.txt" | tail -n 1)
+    show=$fixtures/$name.txt
+}
+status_and_line() { # CODE zero|nonzero LINE REGEX
+    if [ "$2" = zero ]; then [ "$1" -eq 0 ]; else [ "$1" -ne 0 ]; fi && printf '%s\n' "$3" | grep -q -E -e "$4"
+}
+make_grade make-grade SUBMISSION=tests/grading/fixtures/undeclared LESSON=2
+check "make grade LESSON=2: 0 of 11, exit 0, and the last line is the score, saying what the status means" \
+    status_and_line "$code" zero "$(tail -n 1 "$fixtures/make-grade.txt")" '^score: 0 / 11 \(graded: exit status 0; with STRICT=1 it is 1 unless'
+make_grade make-grade-strict SUBMISSION=tests/grading/fixtures/undeclared EXERCISE=2.1 STRICT=1
+check "make grade STRICT=1: fails short of full marks, its own last line the score" \
+    status_and_line "$code" nonzero "$last" '^score: 0 / 2 \(not every graded exercise passed: exit status 1\)$'
+make_grade make-grade-none SUBMISSION="$fixtures/correct" EXERCISE=9.9
+check "make grade: could not grade (an unknown exercise): fails, its own last line saying why and that it did not grade" \
+    status_and_line "$code" nonzero "$last" "^grade.sh: no exercise '9.9' in this course; .*: not graded \\(exit status 2\\)$"
+check "grade.sh itself: the last line is the score, and its exit status 1 short of full marks" \
+    sh -c "tail -n 1 '$fixtures/grader-mixed.txt' | grep -q -E '^score: 6 / [0-9]+ \(not every graded exercise passed: exit status 1\)$'"
+
 # ---- one exercise at a time ------------------------------------------------------------------
 grade grader-one-ok "$fixtures/correct" --exercise 3.2
 check "one exercise: 3.2 right, exit 0" test $? -eq 0
@@ -416,6 +479,14 @@ last=$(grep -E '^  [0-9]+\.[0-9]+ ' "$fixtures/grader-correct.txt" | tail -n 1 |
 check "grade-all: a header with every exercise and the total" has "$book" "^student,1.1,1.2,.*,$last,total$"
 check "grade-all: alice full marks, bob 6, carol 0" \
     sh -c "grep -q '^alice,.*,$total\$' '$book' && grep -q '^bob,.*,6\$' '$book' && grep -q '^carol,.*,0\$' '$book'"
+check "grade-all: the row after the header is the most points there are, labelled Points Possible (not a student)" \
+    sh -c "sed -n 2p '$book' | grep -q '^Points Possible,2,3,.*,$total\$' && [ \"\$(sed -n 2p '$book' | cut -d, -f2-)\" = \"\$(grep '^alice,' '$book' | cut -d, -f2-)\" ]"
+states=$fixtures/gradebook/statuses.csv
+show=$states
+check "grade-all: statuses.csv tells TODO, wrong, crashed and passed apart, in the gradebook's columns" \
+    sh -c "grep -q '^bob,TODO,wrong,crashed: signal 11 (Segmentation fault),timed out,exited early,' '$states' &&
+        grep -q '^alice,passed,passed,' '$states' && ! grep '^alice,' '$states' | grep -q -v -E '^alice(,passed)+\$' &&
+        [ \"\$(head -n 1 '$states'),total\" = \"\$(head -n 1 '$book')\" ]"
 check "grade-all: a name with a comma is quoted (RFC 4180)" has "$book" '^"lee, ann",0,.*,0$'
 check "grade-all: every row has as many fields as the header" \
     sh -c "[ \$(sed 's/\"[^\"]*\"/x/g' '$book' | awk -F, '{ print NF }' | sort -u | wc -l) -eq 1 ]"
@@ -428,7 +499,17 @@ later=$fixtures/later
 mkdir -p "$later/dave"
 BUILD=$build MAKE=$make sh tests/grade-all.sh --submissions "$later" --out "$fixtures/gradebook" >"$fixtures/grade-all-later.txt" 2>&1
 check "grade-all: a later run into the same directory lists only its own students" \
-    sh -c "grep -q '^dave,' '$book' && ! grep -q -e '^alice,' -e '^bob,' '$book' && [ \$(wc -l <'$book') -eq 2 ]"
+    sh -c "grep -q '^dave,' '$book' && ! grep -q -e '^alice,' -e '^bob,' '$book' && [ \$(wc -l <'$book') -eq 3 ] &&
+        [ \$(wc -l <'$states') -eq 2 ]"
+# one lesson: its exercises are the gradebook's columns
+mkdir -p "$fixtures/one-lesson"
+cp -R tests/grading/fixtures/undeclared "$fixtures/one-lesson/erin"
+$make --no-print-directory -s BUILD="$build" grade-all SUBMISSIONS="$fixtures/one-lesson" GRADEBOOK="$fixtures/gradebook-2" LESSON=2 \
+    >"$fixtures/grade-all-lesson.txt" 2>&1
+show=$fixtures/grade-all-lesson.txt
+check "grade-all LESSON=2: lesson 2's columns only, its points, erin's statuses" \
+    sh -c "[ $? -eq 0 ] && printf 'student,2.1,2.2,2.3,2.4,total\nPoints Possible,2,3,4,2,11\nerin,0,0,0,0,0\n' | cmp -s - '$fixtures/gradebook-2/gradebook.csv' &&
+        grep -q '^erin,did not compile,did not compile,did not compile,did not compile$' '$fixtures/gradebook-2/statuses.csv'"
 
 # ---- SANITIZE=1: out-of-bounds writes that give the right numbers ------------------------------
 if [ "${GRADER_SKIP_SANITIZE:-0}" = 1 ]; then
@@ -442,6 +523,21 @@ else
         --name grader-sanitize-arena --exercise 2.4 >"$fixtures/grader-sanitize-arena.txt" 2>&1
     check "SANITIZE=1: 2.4 (past a tensor's data, in the arena) is a memory error" \
         row "$fixtures/grader-sanitize-arena.txt" 2.4 "memory error$"
+    # stores through NULL: a memory error, and the message is the sanitizer's line, naming the
+    # store's line of the file (UBSan's "store to null pointer"; ASan's SEGV, for one past NULL)
+    BUILD=$build-sanitize MAKE=$make SANITIZE=1 sh tests/grade.sh --submission tests/grading/fixtures/sneaky \
+        --name grader-sanitize-null --lesson 5 >"$fixtures/grader-sanitize-null.txt" 2>&1
+    null_store=$(grep -n 'the NULL store' tests/grading/fixtures/sneaky/lessons/5-gather/exercises.c | cut -d: -f1)
+    past_null=$(grep -n 'the store past NULL' tests/grading/fixtures/sneaky/lessons/5-gather/exercises.c | cut -d: -f1)
+    show=$fixtures/grader-sanitize-null.txt
+    # (clang's UBSan leaves a volatile store to ASan, whose stack has no lines in the sandbox)
+    check "SANITIZE=1: 5.3's store through NULL is a memory error, quoting the sanitizer: null pointer, exercises.c:$null_store" \
+        sh -c "grep -A 1 -E '^  5.3 .* memory error$' '$fixtures/grader-sanitize-null.txt' | tail -n 1 | grep -q -E \
+            '^ *(lessons/5-gather/exercises.c:$null_store:[0-9]+: runtime error: store to null pointer|SEGV on unknown address 0x0+ \(a WRITE\)( in ex5_3_gather_rows_checked lessons/5-gather/exercises.c:$null_store)?) '"
+    show=$fixtures/grader-sanitize-null.txt
+    check "SANITIZE=1: 5.4's store past NULL too: SEGV on unknown address 0x...40 (a WRITE), exercises.c:$past_null" \
+        sh -c "grep -A 1 -E '^  5.4 .* memory error$' '$fixtures/grader-sanitize-null.txt' | tail -n 1 |
+            grep -q -E 'SEGV on unknown address 0x0*40 \(a WRITE\) in ex5_4_sentence_vector lessons/5-gather/exercises.c:$past_null|exercises.c:$past_null:[0-9]+: runtime error: .*null pointer'"
 fi
 
 # ---- the handout -----------------------------------------------------------------------------
@@ -473,7 +569,8 @@ if command -v git >/dev/null 2>&1; then
     (cd "$unpacked/course" && env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE make test) \
         >"$fixtures/handout-test.txt" 2>&1
     check "handout: make test passes in the unpacked handout" test $? -eq 0
-    check "handout: make test says the reference checks are skipped" has "$fixtures/handout-test.txt" "not in this handout (skipped)"
+    check "handout: make test there says nothing of reference solutions (it has none)" \
+        sh -c "! grep -q -i 'solutions' '$fixtures/handout-test.txt'"
     # grading needs no solutions: an autograder can be made from the handout
     correct=$(cd "$fixtures/correct" && pwd)
     (cd "$unpacked/course" && env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE \

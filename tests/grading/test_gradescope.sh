@@ -19,6 +19,9 @@
 set -u
 build=${BUILD:-build}
 make=${MAKE:-make}
+# setup.sh and run_autograder run as on Gradescope: without the calling make's variables
+# (BUILD=... would send the grader's build elsewhere, and its jobserver is not handed down)
+as_gradescope="env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKE"
 failed=0
 check() { # DESCRIPTION COMMAND...
     description=$1
@@ -47,14 +50,14 @@ check "the zip holds no solutions.c and none of the grader's tests" \
     sh -c "! grep -q -e 'solutions\.c' -e '^course/tests/grading/' -e '^course/build/' '$build/gradescope/listing.txt'"
 
 top=$(mktemp -d "${TMPDIR:-/tmp}/gradescope-test.XXXXXX")
-trap 'pkill -x "$daemon" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$top"' EXIT
+trap '[ -n "${daemon:-}" ] && pkill -x "$daemon" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$top"' EXIT
 chmod 755 "$top" # like /autograder: the path is open to all; what must be hidden, the grader hides
 ag=$top/autograder
 mkdir -p "$ag/source"
 (cd "$ag/source" && unzip -q "$zip")
 check "setup.sh and run_autograder are executable once unpacked" test -x "$ag/source/setup.sh" -a -x "$ag/source/run_autograder"
 cp "$ag/source/run_autograder" "$ag/run_autograder" # where Gradescope puts it
-AUTOGRADER_ROOT=$ag "$ag/source/setup.sh" >"$top/setup.log" 2>&1
+$as_gradescope AUTOGRADER_ROOT="$ag" "$ag/source/setup.sh" >"$top/setup.log" 2>&1
 check "setup.sh builds the grader in the unpacked course" \
     sh -c "[ $? -eq 0 ] && [ -x '$ag/source/course/build/grader/sandbox' ] && [ -x '$ag/source/course/build/grader/lesson1/judge' ]"
 if [ ! -x "$ag/source/course/build/grader/sandbox" ]; then
@@ -133,7 +136,7 @@ makefile_sum=$(cksum <"$ag/source/course/Makefile")
 grade() { # NAME [ENVIRONMENT...]: runs run_autograder; keeps its results as $top/NAME.json, .txt
     name=$1
     shift
-    env AUTOGRADER_ROOT="$ag" "$@" "$ag/run_autograder" >"$top/$name.out" 2>&1
+    $as_gradescope AUTOGRADER_ROOT="$ag" "$@" "$ag/run_autograder" >"$top/$name.out" 2>&1
     status=$?
     cp "$ag/results/results.json" "$top/$name.json" 2>/dev/null
     cp "$ag/results/report.txt" "$top/$name.txt" 2>/dev/null
