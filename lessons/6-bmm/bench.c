@@ -486,7 +486,8 @@ static int blas_child_main(int argc, char **argv) { return (void)argc, (void)arg
 static int openblas_cores(const BenchOptions *o, int argc, char **argv, const int64_t *sizes, int n_sizes,
                           const Arrays *x, BlasTimes *blas, int *n_blas) {
     (void)o, (void)argc, (void)argv, (void)sizes, (void)n_sizes, (void)x, (void)blas;
-    printf("OpenBLAS: not installed (tests/ensure-deps.sh openblas installs it); the library is the baseline\n");
+    printf("OpenBLAS: not found when this benchmark was built (tests/ensure-deps.sh openblas installs it): the library is "
+           "the baseline, and OpenBLAS's rows and targets are left out\n");
     *n_blas = 0;
     return -1;
 }
