@@ -76,6 +76,15 @@ const char *kernels_name(void) {
 
 int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
+    const char *op = "kernels_merge_dims";
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
+        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), -1;
+    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
+        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
+                                NDITER_MAX_OPERANDS), -1;
+    bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
+    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
+    if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
     int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
     int m = 0;
     for (int d = rank - 1; d >= 0; d--) {
@@ -100,6 +109,12 @@ int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int
 void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *inner_n, int64_t *inner_strides) {
     nditer_init(it, rank, shape, n_operands, strides); /* checks the arguments */
+    if (!it) return;
+    if (!inner_n || (n_operands > 0 && !inner_strides)) {
+        it->remaining = 0; /* visits nothing */
+        tensor_set_error("nditer_init_inner: inner_n and inner_strides must not be NULL");
+        return;
+    }
     *inner_n = 0;
     if (it->remaining == 0) return; /* a failed start, or an empty shape */
     int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
@@ -387,7 +402,7 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     if (mode == KERNELS_REFERENCE || rank < 0 || rank > TENSOR_MAX_RANK) return false;
     if (rank > 0 && (!shape || !dst_strides || !src_strides)) return false;
     int64_t n = shape_numel(shape, rank);
-    if (n < 0 || overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
+    if (n < 0 || (n > 0 && (!dst || !src)) || overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
     if (n == 0) return true;
 
     /* 1. A dim that src walks backwards is walked forwards from its other end, dst's stride
@@ -503,6 +518,8 @@ bool kernels_add(float *dst, const float *src, int64_t n) {
 /* ==== streaming copies ===================================================================== */
 
 void kernels_copy_stream(float *dst, const float *src, int64_t n) {
+    if (n > 0 && (!dst || !src))
+        return (void)tensor_set_error("kernels_copy_stream: dst and src must not be NULL for %lld floats", (long long)n);
 #ifdef KERNELS_X86
     if ((uintptr_t)dst % 16 == 0 && n % 4 == 0) {
         for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i)); /* SSE: any x86-64 */

@@ -38,8 +38,9 @@ const char *kernels_name(void);
 
 /* Merges the dims that can be walked as one (for every operand, dims_merge says so) and drops
  * dims of size 1: a contiguous (4096,4096) becomes one dim of 16M elements. Writes the m
- * merged dims, outermost first, and returns m (0 for a single element). The arguments must be
- * valid (rank 0..TENSOR_MAX_RANK, n_operands 0..NDITER_MAX_OPERANDS). */
+ * merged dims, outermost first, and returns m (0 for a single element); -1, having written
+ * nothing, with an error, for a rank outside 0..TENSOR_MAX_RANK, operands outside
+ * 0..NDITER_MAX_OPERANDS or a NULL array. */
 int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]);
 
@@ -53,14 +54,16 @@ int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int
  *   while (nditer_next(&it))
  *       for (int64_t i = 0; i < n; i++) dst[it.offset[0] + i * step[0]] = src[it.offset[1] + i * step[1]];
  *
- * It fails like nditer_init (an iterator that visits nothing); an empty shape visits nothing. */
+ * It fails like nditer_init (an iterator that visits nothing), also for a NULL inner_n or
+ * inner_strides; an empty shape visits nothing. */
 void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *inner_n, int64_t *inner_strides);
 
 /* The fast paths of strided_copy and strided_accumulate (tensor.h), with the same arguments and
  * preconditions. True when done; false, having touched nothing, when COURSE_KERNELS=reference,
- * the arguments are not valid (the reference then reports them), or dst and src may share
- * memory (the fast loops reorder the elements; the reference's order then decides). */
+ * the arguments are not valid (a NULL array among them; the reference then reports them), or
+ * dst and src may share memory (the fast loops reorder the elements; the reference's order
+ * then decides). */
 bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides);
 bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
@@ -78,7 +81,7 @@ bool kernels_add(float *dst, const float *src, int64_t n);
 /* dst[i] = src[i] for i < n with streaming stores (x86-64, dst on 16 bytes, n a multiple of 4;
  * else memcpy). For fast paths that found kernels_mode() to be KERNELS_NATIVE: it does not ask
  * again, since it is called once per row. After the last one, and before anything reads dst,
- * call kernels_stream_end(). */
+ * call kernels_stream_end(). n <= 0 copies nothing; a NULL dst or src records an error. */
 void kernels_copy_stream(float *dst, const float *src, int64_t n);
 void kernels_stream_end(void);
 

@@ -249,9 +249,19 @@ bool tensor_null_input(const char *op, const char *which) {
 
 /* ==== shapes ============================================================================ */
 
+/* For the functions that take plain arrays: false, with "<op>: ..." recorded, for a rank
+ * outside 0..TENSOR_MAX_RANK, or a NULL array (a or b) where the rank means it is read. */
+static bool arrays_valid(const char *op, int rank, const void *a, const void *b, const char *names) {
+    if (rank < 0 || rank > TENSOR_MAX_RANK)
+        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+    if (rank > 0 && (!a || !b)) return tensor_set_error("%s: %s must not be NULL for rank %d", op, names, rank), false;
+    return true;
+}
+
 int64_t shape_numel(const int64_t *shape, int rank) {
     /* The product of the non-zero dims must fit too, whatever the order of the dims: (0,2^40,2^40)
      * is refused like (2^40,2^40,0), since its row-major strides would overflow. */
+    if (rank < 0 || rank > TENSOR_MAX_RANK || (rank > 0 && !shape)) return -1; /* not a shape */
     int64_t n = 1;
     bool empty = false;
     for (int d = 0; d < rank; d++) {
@@ -274,6 +284,8 @@ char *shape_format(const int64_t *shape, int rank, char *buf, size_t size) {
 }
 
 void contiguous_strides(const int64_t *shape, int rank, int64_t *strides) {
+    if (!arrays_valid("contiguous_strides", rank, shape, strides, "shape and strides")) return;
+    /* a dim of 0 counts as 1, as in numpy and PyTorch: (2,0,3) has strides (3,3,1) */
     int64_t stride = 1;
     for (int d = rank - 1; d >= 0; d--) {
         strides[d] = stride;
@@ -282,6 +294,7 @@ void contiguous_strides(const int64_t *shape, int rank, int64_t *strides) {
 }
 
 void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index) {
+    if (!arrays_valid("unravel_index", rank, shape, index, "shape and index")) return;
     for (int d = rank - 1; d >= 0; d--) {
         if (shape[d] <= 0) { /* a shape with no elements has no valid flat index */
             index[d] = 0;
@@ -293,6 +306,8 @@ void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index)
 }
 
 bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank) {
+    if (!arrays_valid("shape_equal", a_rank, a, a, "shape a") || !arrays_valid("shape_equal", b_rank, b, b, "shape b"))
+        return false;
     if (a_rank != b_rank) return false;
     for (int d = 0; d < a_rank; d++)
         if (a[d] != b[d]) return false;
@@ -464,6 +479,7 @@ float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : 
 
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides) {
+    if (!it) return (void)tensor_set_error("nditer_init: it is NULL");
     memset(it, 0, sizeof *it); /* remaining 0: an iterator that fails to start visits nothing */
     bool null = false;
     for (int k = -1; k < n_operands && k < NDITER_MAX_OPERANDS && rank > 0 && !null; k++)
@@ -491,6 +507,7 @@ void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
 }
 
 bool nditer_next(NdIter *it) {
+    if (!it) return tensor_set_error("nditer_next: it is NULL"), false;
     if (it->remaining <= 0) return false;
     it->remaining--;
     if (!it->started) {
@@ -509,6 +526,7 @@ bool nditer_next(NdIter *it) {
 }
 
 void nditer_init_rows(NdIter *it, const Tensor *x) {
+    if (!it) return (void)tensor_set_error("nditer_init_rows: it is NULL");
     if (!x || x->rank == 0) {
         memset(it, 0, sizeof *it); /* nothing to visit */
         if (!x) tensor_null_input("nditer_init_rows", "x");
@@ -524,11 +542,26 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
     return !__builtin_mul_overflow(inner_size, inner_stride, &run) && outer_stride == run;
 }
 
+/* The checks of both loops below, before either path runs: a valid shape (rank 0..8, no
+ * negative dim, a count that fits) and, unless it is empty, the four arrays. */
+static bool strided_args_valid(const char *op, int rank, const int64_t *shape, const float *dst,
+                               const int64_t *dst_strides, const float *src, const int64_t *src_strides) {
+    char s[SHAPE_STR_MAX];
+    if (!shape_is_valid(op, shape, rank)) return false;
+    int64_t n = shape_numel(shape, rank);
+    if (n < 0) return tensor_set_error("%s: shape %s has too many elements", op, shape_format(shape, rank, s, sizeof s)), false;
+    if (n > 0 && (!dst || !src || (rank > 0 && (!dst_strides || !src_strides))))
+        return tensor_set_error("%s: dst, src and their strides must not be NULL for shape %s", op,
+                                shape_format(shape, rank, s, sizeof s)), false;
+    return true;
+}
+
 /* The reference loops: the odometer, one element at a time. Each first offers its work to its
  * fast path (kernels.c), which walks the same pairs of elements in an order that follows
  * memory, unless COURSE_KERNELS=reference. */
 void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides) {
+    if (!strided_args_valid("strided_copy", rank, shape, dst, dst_strides, src, src_strides)) return;
     if (kernels_copy(rank, shape, dst, dst_strides, src, src_strides)) return;
     NdIter it;
     nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
@@ -537,6 +570,7 @@ void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst
 
 void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                         const float *src, const int64_t *src_strides) {
+    if (!strided_args_valid("strided_accumulate", rank, shape, dst, dst_strides, src, src_strides)) return;
     if (kernels_accumulate(rank, shape, dst, dst_strides, src, src_strides)) return;
     NdIter it;
     nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});

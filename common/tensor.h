@@ -112,17 +112,23 @@ bool tensor_null_input(const char *op, const char *which);
 /* True for a rank in 0..TENSOR_MAX_RANK, a non-NULL array when the rank is not 0, and no
  * negative dim; otherwise false, with "<op>: ..." recorded as the error. */
 bool shape_is_valid(const char *op, const int64_t *shape, int rank);
-/* Number of elements of a shape, or -1 if a dim is negative or the count would overflow. The
+/* Number of elements of a shape, or -1 if a dim is negative, the count would overflow, or it is
+ * not a shape (a rank outside 0..TENSOR_MAX_RANK, a NULL array for a rank above 0). The
  * non-zero dims count even beside a 0: (0,2^40,2^40) overflows, as its strides would. */
 int64_t shape_numel(const int64_t *shape, int rank);
 /* Writes numpy's spelling of a shape into buf: "(2,3)", "(3,)", "()". Returns buf. */
 char *shape_format(const int64_t *shape, int rank, char *buf, size_t size);
 #define SHAPE_STR_MAX (TENSOR_MAX_RANK * 21 + 4)
-/* Row-major (C order) strides of a shape: the last dim has stride 1. */
+/* Row-major (C order) strides of a shape: the last dim has stride 1, and each dim's stride is
+ * the product of the sizes after it, a size of 0 counted as 1 (as numpy and PyTorch: (2,0,3)
+ * has strides (3,3,1)). */
 void contiguous_strides(const int64_t *shape, int rank, int64_t *strides);
 /* Row-major flat index -> multi-index: peel dims off from the last one with % and /. */
 void unravel_index(int64_t flat, const int64_t *shape, int rank, int64_t *index);
+/* True for the same rank and dims. */
 bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank);
+/* These three write nothing (and shape_equal is false) for a rank outside 0..TENSOR_MAX_RANK or
+ * a NULL array where the rank means it is read or written, with "<function>: ..." recorded. */
 
 /* Building shapes and values inline:
  *   Tensor *a = tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
@@ -193,7 +199,8 @@ typedef struct {
 } NdIter;
 
 /* A rank outside 0..TENSOR_MAX_RANK, operands outside 0..NDITER_MAX_OPERANDS or a NULL array
- * records an error and makes an iterator that visits nothing. */
+ * records an error and makes an iterator that visits nothing. A NULL it records an error, and
+ * nditer_next(NULL) is false. */
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
                  const int64_t *const *strides);
 bool nditer_next(NdIter *it);
@@ -223,6 +230,9 @@ void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_
  * pairs in memory order: a sum may come out rounded differently, never a copy. */
 void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                   const int64_t *src_strides);
+/* Both do nothing but record "strided_copy: ..." (or "strided_accumulate: ...") for a shape
+ * that is not valid (shape_is_valid, or a count that overflows), or a NULL dst, src or strides
+ * array when the shape has elements. */
 
 /* Pointer to a tensor's first element (its storage plus its offset). */
 float *tensor_data(const Tensor *t);

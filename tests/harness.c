@@ -54,8 +54,9 @@ static const char *probing; /* while probing: the id of the exercise being probe
  * that a build without the sanitizers links without them. */
 const char *__asan_default_options(void);
 const char *__ubsan_default_options(void);
-const char *__asan_default_options(void) { return "exitcode=87:detect_leaks=0"; }
-const char *__ubsan_default_options(void) { return "exitcode=87:halt_on_error=1:print_stacktrace=1"; }
+/* weak: a test program may need options of its own (test_bad_input.c: malloc may return NULL) */
+__attribute__((weak)) const char *__asan_default_options(void) { return "exitcode=87"; }
+__attribute__((weak)) const char *__ubsan_default_options(void) { return "exitcode=87:halt_on_error=1:print_stacktrace=1"; }
 extern void __sanitizer_set_report_path(const char *path) __attribute__((weak));
 extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 static char report_path[64];

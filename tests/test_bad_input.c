@@ -5,7 +5,9 @@
  * maximum, zero-size dims, sizes that overflow, NaN and infinities, and misuse of backward.
  *
  * Lesson 7 (train.h) adds its layers, the causal mask and the model: the same checks, and for
- * the model a config, a T or an optimizer setting it cannot take.
+ * the model a config, a T or an optimizer setting it cannot take. Below the ops: the core's
+ * loops and array functions, the gradient checker, and every fast path called directly with
+ * what no op gives it (it hands the work back).
  *
  * Each test is one row of docs/bad-inputs.md. A call that must fail is checked three ways: it
  * returns NULL (or -1, or NaN), it records exactly the documented message, and it has no side
@@ -23,17 +25,26 @@
 
 #include "bmm.h"
 #include "broadcast.h"
+#include "broadcast_fast.h"
+#include "data.h"
 #include "gather.h"
+#include "gather_fast.h"
+#include "gemm.h"
 #include "harness.h"
+#include "kernels.h"
 #include "permute.h"
 #include "reduce.h"
+#include "run.h"
 #include "softmax.h"
+#include "softmax_fast.h"
 #include "train.h"
+#include "train_fast.h"
 
 /* Under SANITIZE=1, AddressSanitizer aborts on an allocation it cannot serve unless told to
- * return NULL as malloc does; the out-of-memory row needs the library to see that NULL. */
+ * return NULL as malloc does; the out-of-memory row needs the library to see that NULL. This
+ * replaces the harness's (weak) options, so it repeats them: its exit code for a report. */
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+const char *__asan_default_options(void) { return "exitcode=87:allocator_may_return_null=1"; }
 
 #define BIG (INT64_C(1) << 40) /* BIG * BIG overflows int64 */
 
@@ -122,6 +133,7 @@ static void expect_failed_(bool failed, const char *call, const char *message, s
 #define EXPECT_MINUS_ONE(call, message) FAILS_(NULL, (call) == -1, #call, message)
 #define EXPECT_NAN(call, message) FAILS_(NULL, isnan(call), #call, message)
 #define EXPECT_FALSE(call, message) FAILS_(NULL, !(call), #call, message)
+#define EXPECT_ZERO(call, message) FAILS_(NULL, (call) == 0, #call, message)
 /* ... and for a function that returns nothing, a condition that says it did nothing */
 #define EXPECT_VOID(call, did_nothing, message) FAILS_(NULL, ((call), (did_nothing)), #call, message)
 
@@ -189,6 +201,16 @@ static char *printed(char *buf, size_t size, const char *name, const Tensor *t, 
 
 /* The model lesson 7 trains, small: V = 27, T = 8, C = 16, 2 heads, 2 layers, M = 64. */
 static const ModelConfig model_config = {.vocab = 27, .context = 8, .width = 16, .heads = 2, .layers = 2, .mlp = 64};
+
+/* The sum of a tensor, for gradcheck. */
+static Tensor *sum_of_first(Tensor *const *inputs, void *arg) { return (void)arg, tensor_sum(inputs[0]); }
+
+/* True if none of the n floats at p is anything but `value` (nothing was written there). */
+static bool all_are(const float *p, int n, float value) {
+    for (int i = 0; i < n; i++)
+        if (p[i] != value) return false;
+    return true;
+}
 
 /* ==== NULL ================================================================================== */
 
@@ -345,6 +367,54 @@ START_TEST(test_null_pointers) {
                 "nditer_init: a shape or strides array is NULL for rank 2");
     EXPECT_VOID(nditer_init(&it, 2, a->shape, 1, (const int64_t *[]){NULL}), !nditer_next(&it),
                 "nditer_init: a shape or strides array is NULL for rank 2");
+    EXPECT_VOID(nditer_init(NULL, 2, a->shape, 1, (const int64_t *[]){a->strides}), true, "nditer_init: it is NULL");
+    EXPECT_FALSE(nditer_next(NULL), "nditer_next: it is NULL");
+    EXPECT_VOID(nditer_init_rows(NULL, a), true, "nditer_init_rows: it is NULL");
+    int64_t inner_n = 7, step[1] = {7};
+    EXPECT_VOID(nditer_init_inner(&it, 2, a->shape, 1, (const int64_t *[]){a->strides}, NULL, step),
+                !nditer_next(&it) && step[0] == 7, "nditer_init_inner: inner_n and inner_strides must not be NULL");
+    EXPECT_VOID(nditer_init_inner(&it, 2, a->shape, 1, (const int64_t *[]){a->strides}, &inner_n, NULL),
+                !nditer_next(&it) && inner_n == 7, "nditer_init_inner: inner_n and inner_strides must not be NULL");
+    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    EXPECT_MINUS_ONE(kernels_merge_dims(2, NULL, 1, (const int64_t *[]){a->strides}, merged_shape, merged),
+                     "kernels_merge_dims: a shape or strides array is NULL for rank 2");
+    EXPECT_MINUS_ONE(kernels_merge_dims(2, a->shape, 1, (const int64_t *[]){NULL}, merged_shape, merged),
+                     "kernels_merge_dims: a shape or strides array is NULL for rank 2");
+    EXPECT_MINUS_ONE(kernels_merge_dims(2, a->shape, 1, (const int64_t *[]){a->strides}, NULL, merged),
+                     "kernels_merge_dims: a shape or strides array is NULL for rank 2");
+    /* the core's array functions and loops, and the lessons' helpers on plain arrays */
+    int64_t strides[2] = {7, 7}, index[2] = {7, 7};
+    EXPECT_VOID(contiguous_strides(NULL, 2, strides), strides[0] == 7 && strides[1] == 7,
+                "contiguous_strides: shape and strides must not be NULL for rank 2");
+    EXPECT_VOID(contiguous_strides(DIMS(2, 3), NULL), true, "contiguous_strides: shape and strides must not be NULL for rank 2");
+    EXPECT_VOID(unravel_index(4, NULL, 2, index), index[0] == 7 && index[1] == 7,
+                "unravel_index: shape and index must not be NULL for rank 2");
+    EXPECT_VOID(unravel_index(4, DIMS(2, 3), NULL), true, "unravel_index: shape and index must not be NULL for rank 2");
+    EXPECT_FALSE(shape_equal(NULL, 2, DIMS(2, 3)), "shape_equal: shape a must not be NULL for rank 2");
+    EXPECT_FALSE(shape_equal(DIMS(2, 3), NULL, 2), "shape_equal: shape b must not be NULL for rank 2");
+    float dst[6] = {7, 7, 7, 7, 7, 7};
+    const float src[6] = {1, 2, 3, 4, 5, 6};
+    const int64_t shape23[2] = {2, 3};
+    EXPECT_VOID(strided_copy(2, shape23, NULL, STRIDES(3, 1), src, STRIDES(3, 1)), true,
+                "strided_copy: dst, src and their strides must not be NULL for shape (2,3)");
+    EXPECT_VOID(strided_copy(2, shape23, dst, STRIDES(3, 1), NULL, STRIDES(3, 1)), all_are(dst, 6, 7),
+                "strided_copy: dst, src and their strides must not be NULL for shape (2,3)");
+    EXPECT_VOID(strided_copy(2, shape23, dst, NULL, src, STRIDES(3, 1)), all_are(dst, 6, 7),
+                "strided_copy: dst, src and their strides must not be NULL for shape (2,3)");
+    EXPECT_VOID(strided_accumulate(2, shape23, dst, STRIDES(3, 1), src, NULL), all_are(dst, 6, 7),
+                "strided_accumulate: dst, src and their strides must not be NULL for shape (2,3)");
+    EXPECT_VOID(strided_copy(2, NULL, dst, STRIDES(3, 1), src, STRIDES(3, 1)), all_are(dst, 6, 7),
+                "strided_copy: shape is NULL for rank 2");
+    EXPECT_VOID(kernels_copy_stream(NULL, src, 4), true, "kernels_copy_stream: dst and src must not be NULL for 4 floats");
+    EXPECT_MINUS_ONE(normalize_permutation("permute", (int[]){1, 0}, 2, 2, NULL), "permute: out is NULL for 2 axes");
+    EXPECT_VOID(inverse_permutation((int[]){1, 0}, 2, NULL), true, "inverse_permutation: inv is NULL for 2 axes");
+    EXPECT_VOID(softmax_naive_row(NULL, 3, dst), all_are(dst, 6, 7), "softmax_naive_row: x and out must not be NULL for a row of 3");
+    EXPECT_VOID(softmax_naive_row(src, 3, NULL), true, "softmax_naive_row: x and out must not be NULL for a row of 3");
+    EXPECT_VOID(simd_exp(src, 3, NULL), true, "simd_exp: x and out must not be NULL for 3 floats");
+    EXPECT_VOID(simd_exp(NULL, 3, dst), all_are(dst, 6, 7), "simd_exp: x and out must not be NULL for 3 floats");
+    EXPECT_ZERO(matmul_wrong_column_fold(NULL, src, 1, 1, 2, 2, dst), "matmul_wrong_column_fold: q, keys and out must not be NULL");
+    EXPECT_ZERO(matmul_wrong_column_fold(src, src, 1, 1, 2, 2, NULL), "matmul_wrong_column_fold: q, keys and out must not be NULL");
+    ck_assert(all_are(dst, 6, 7));
     /* NULL where nothing is needed is fine: no values for an empty tensor, no FILE to print to */
     ck_assert_int_eq(tensor_numel(RESULT(tensor_from(test_ctx, DIMS(0, 3), NULL, 0))), 0);
     tensor_fprint(NULL, "a", a, NULL);
@@ -354,6 +424,11 @@ START_TEST(test_null_pointers) {
     memset(&unmade, 0, sizeof unmade);
     int64_t tokens[2] = {0, 1};
     const AdamW opt = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f};
+    float p4[4] = {1, 1, 1, 1}, g4[4] = {1, 1, 1, 1}, m4[4] = {1, 1, 1, 1}, v4[4] = {1, 1, 1, 1};
+    EXPECT_VOID(adamw_update(p4, g4, m4, v4, 4, 1, NULL, 0), all_are(p4, 4, 1) && all_are(m4, 4, 1) && all_are(v4, 4, 1),
+                "adamw_update: opt is NULL");
+    EXPECT_VOID(adamw_update(p4, NULL, m4, v4, 4, 1, &opt, 0), all_are(p4, 4, 1) && all_are(m4, 4, 1) && all_are(v4, 4, 1),
+                "adamw_update: p, g, m and v must not be NULL for 4 floats");
     ck_assert_int_eq(model_init(&m, test_ctx, &model_config, 1), 0);
     EXPECT_FALSE(model_config_valid("model_init", NULL), "model_init: config is NULL");
     EXPECT_MINUS_ONE(model_init(NULL, test_ctx, &model_config, 1), "model_init: model is NULL");
@@ -370,6 +445,34 @@ START_TEST(test_null_pointers) {
     EXPECT_MINUS_ONE(model_adamw_step(&unmade, &opt), "adamw_step: the model is NULL or not made (model_init)");
     EXPECT_MINUS_ONE(model_adamw_step(&m, NULL), "adamw_step: needs lr, eps and weight_decay >= 0 and betas in [0, 1) (opt is NULL)");
     ck_assert_int_eq(m.steps, 0);
+    /* lesson 7's data helpers */
+    int64_t few[3] = {0, 1, 0}, bx[8], by[8];
+    TokenStream three = {few, 3, 1};
+    Rng rng = rng_seeded(1);
+    Bigram bigram;
+    char word[8] = "x";
+    EXPECT_MINUS_ONE(bigram_fit(NULL, &three), "bigram_fit: the model is NULL");
+    EXPECT_MINUS_ONE(bigram_fit(&bigram, NULL), "bigram_fit: the stream is NULL");
+    few[1] = 27;
+    EXPECT_MINUS_ONE(bigram_fit(&bigram, &three), "bigram_fit: token 27 at position 1 is not in 0..26");
+    few[1] = 1;
+    EXPECT_MINUS_ONE(batch_sample(&three, 2, 4, &rng, bx, by),
+                     "batch_sample: a batch of 2 windows of T = 4 from a stream of 3 tokens (it needs B >= 0, T >= 1 "
+                     "and more than T tokens)");
+    EXPECT_MINUS_ONE(batch_sample(&three, 2, 0, &rng, bx, by),
+                     "batch_sample: a batch of 2 windows of T = 0 from a stream of 3 tokens (it needs B >= 0, T >= 1 "
+                     "and more than T tokens)");
+    EXPECT_MINUS_ONE(batch_sample(NULL, 2, 2, &rng, bx, by), "batch_sample: the stream is NULL");
+    EXPECT_MINUS_ONE(batch_sample(&three, 2, 2, &rng, NULL, by), "batch_sample: x or y is NULL");
+    EXPECT_NAN(model_eval(NULL, &three, 2, 0), "model_eval: the model is NULL");
+    EXPECT_NAN(model_eval(&m, NULL, 2, 0), "model_eval: the stream is NULL");
+    EXPECT_NAN(model_eval(&m, &three, 0, 0), "model_eval: the batch must be >= 1");
+    EXPECT_MINUS_ONE(sample_word(NULL, &rng, word, 7), "sample_word: the model is NULL");
+    EXPECT_MINUS_ONE(sample_word(&m, &rng, NULL, 7), "sample_word: out is NULL");
+    ck_assert_int_eq(words_contains(NULL, "cat"), 0);
+    run_beside(NULL, "model.ckpt", word, sizeof word);
+    ck_assert_str_eq(word, "");
+    run_beside("build/x", "model.ckpt", NULL, 16); /* nothing to write into: nothing written */
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST
@@ -415,7 +518,23 @@ START_TEST(test_rank_above_max) {
     EXPECT_VOID(nditer_init(&it, 1, nine, 7, seven), !nditer_next(&it),
                 "nditer_init: 7 operands, outside 0..6 (NDITER_MAX_OPERANDS)");
     float dst[2] = {0, 0};
-    EXPECT_VOID(strided_accumulate(9, nine, dst, strides, dst, strides), dst[0] == 0 && dst[1] == 0, WANT("nditer_init"));
+    EXPECT_VOID(strided_accumulate(9, nine, dst, strides, dst, strides), dst[0] == 0 && dst[1] == 0, WANT("strided_accumulate"));
+    EXPECT_VOID(strided_copy(9, nine, dst, strides, dst, strides), dst[0] == 0 && dst[1] == 0, WANT("strided_copy"));
+    int64_t written[16];
+    for (int d = 0; d < 16; d++) written[d] = 7;
+    EXPECT_VOID(contiguous_strides(nine, 9, written), written[0] == 7 && written[8] == 7, WANT("contiguous_strides"));
+    EXPECT_VOID(unravel_index(0, nine, 9, written), written[0] == 7 && written[8] == 7, WANT("unravel_index"));
+    EXPECT_FALSE(shape_equal(nine, 9, nine, 9), WANT("shape_equal"));
+    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    EXPECT_MINUS_ONE(kernels_merge_dims(9, nine, 1, (const int64_t *[]){strides}, merged_shape, merged), WANT("kernels_merge_dims"));
+    EXPECT_MINUS_ONE(kernels_merge_dims(1, nine, 7, seven, merged_shape, merged),
+                     "kernels_merge_dims: 7 operands, outside 0..6 (NDITER_MAX_OPERANDS)");
+    EXPECT_MINUS_ONE(kernels_merge_dims(1, nine, -1, seven, merged_shape, merged),
+                     "kernels_merge_dims: -1 operands, outside 0..6 (NDITER_MAX_OPERANDS)");
+    tensor_clear_error();
+    ck_assert_int_eq(shape_numel(nine, 9), -1); /* not a shape of this library; nor is a NULL one */
+    ck_assert_int_eq(shape_numel(NULL, 2), -1);
+    ck_assert_int_eq(shape_numel(nine, -1), -1);
 #undef WANT
     /* rank 8, the maximum, is fine */
     ck_assert_int_eq(RESULT(tensor_reshape(a, DIMS(1, 1, 1, 1, 1, 1, 2, 3)))->rank, 8);
@@ -442,6 +561,19 @@ START_TEST(test_negative_dims) {
     EXPECT_MINUS_ONE(broadcast_map(DIMS(2, -3), DIMS(3), map), "broadcast_map: negative dimensions are not allowed, got shape (2,-3)");
     EXPECT_MINUS_ONE(permute_map(DIMS(-2, 3), (int[]){1, 0}, map), "permute_map: negative dimensions are not allowed, got shape (-2,3)");
     EXPECT_FALSE(shape_is_valid("op", DIMS(2, -1)), "op: negative dimensions are not allowed, got shape (2,-1)");
+    /* the core's loops, below every op: a negative dim would be a negative-size copy */
+    float dst[6] = {7, 7, 7, 7, 7, 7};
+    const float src[6] = {1, 2, 3, 4, 5, 6};
+    EXPECT_VOID(strided_copy(2, (const int64_t[]){2, -3}, dst, STRIDES(3, 1), src, STRIDES(3, 1)), all_are(dst, 6, 7),
+                "strided_copy: negative dimensions are not allowed, got shape (2,-3)");
+    EXPECT_VOID(strided_copy(1, (const int64_t[]){-6}, dst, STRIDES(1), src, STRIDES(1)), all_are(dst, 6, 7),
+                "strided_copy: negative dimensions are not allowed, got shape (-6,)");
+    EXPECT_VOID(strided_accumulate(2, (const int64_t[]){0, -3}, dst, STRIDES(3, 1), src, STRIDES(3, 1)), all_are(dst, 6, 7),
+                "strided_accumulate: negative dimensions are not allowed, got shape (0,-3)");
+    /* a negative count */
+    EXPECT_ZERO(matmul_wrong_column_fold(src, src, -1, 2, 2, -2, dst),
+                "matmul_wrong_column_fold: b, m, k and n must be >= 0, got -1, 2, 2 and -2");
+    ck_assert(all_are(dst, 6, 7));
     tensor_clear_error();
     ck_assert_int_eq(shape_numel(DIMS(-2, 0)), -1); /* a negative dim is never ignored, even beside a 0 */
     EXPECT_TAPE_INTACT(s);
@@ -753,6 +885,13 @@ START_TEST(test_view_outside_storage) {
                 "as_strided: a view with shape (2,), strides (-9223372036854775808,) and offset 5 reaches outside storage #1 of 6 floats");
     EXPECT_NULL(tensor_as_strided(a, DIMS(0), STRIDES(1), -1),
                 "as_strided: a view with shape (0,), strides (1,) and offset -1 reaches outside storage #1 of 6 floats");
+    /* one past either end: its last element would be 6 (2 + 3 or 3 + 3), its first -1 */
+    EXPECT_NULL(tensor_as_strided(a, DIMS(2), STRIDES(3), 3),
+                "as_strided: a view with shape (2,), strides (3,) and offset 3 reaches outside storage #1 of 6 floats");
+    EXPECT_NULL(tensor_as_strided(a, DIMS(2), STRIDES(-3), 2),
+                "as_strided: a view with shape (2,), strides (-3,) and offset 2 reaches outside storage #1 of 6 floats");
+    EXPECT_VALUES(RESULT(tensor_as_strided(a, DIMS(2), STRIDES(3), 2)), VALUES(3, 6), 0, "the view that ends on the last element");
+    EXPECT_VALUES(RESULT(tensor_as_strided(a, DIMS(2), STRIDES(-3), 3)), VALUES(4, 1), 0, "the view that ends on the first element");
     /* an empty view reaches nothing: any offset >= 0 is accepted, and one past the storage is kept at its end */
     Tensor *nothing = RESULT(tensor_as_strided(a, DIMS(2, 0), STRIDES(INT64_MAX, 1), INT64_MAX));
     ck_assert_int_eq(nothing->offset, 6);
@@ -1119,6 +1258,109 @@ START_TEST(test_record_misuse) {
 }
 END_TEST
 
+/* ==== the gradient checker ================================================================== */
+
+/* Everything gradcheck is given is checked before any gradient is touched: the watched leaf,
+ * given as the first input each time, keeps its gradient. The report says what the error says. */
+START_TEST(test_gradcheck_misuse) {
+    Scene s = scene();
+    Tensor *a = s.a;
+    char report[256] = "";
+    EXPECT_MINUS_ONE(gradcheck(NULL, NULL, (Tensor *[]){a, a}, 2, NULL, report, sizeof report), "gradcheck: fn is NULL");
+    ck_assert_str_eq(report, "gradcheck: fn is NULL");
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, NULL, 2, NULL, report, sizeof report), "gradcheck: inputs is NULL for 2 inputs");
+    ck_assert_str_eq(report, "gradcheck: inputs is NULL for 2 inputs");
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a, NULL}, 2, NULL, NULL, 0), "gradcheck: input 1 is NULL");
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a, s.t}, 2, NULL, report, 8),
+                     "gradcheck: input 1 must be a contiguous leaf tensor");
+    ck_assert_str_eq(report, "gradche"); /* cut to the room given */
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a}, -1, NULL, NULL, 0), "gradcheck: -1 inputs is not a count");
+    GradcheckOptions opt = {0, 1e-2, 1e-2, 1};
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a}, 1, &opt, NULL, 0),
+                     "gradcheck: needs eps > 0 and atol, rtol >= 0, got eps 0, atol 0.01, rtol 0.01");
+    opt = (GradcheckOptions){1e-3, -1, 1e-2, 1};
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a}, 1, &opt, NULL, 0),
+                     "gradcheck: needs eps > 0 and atol, rtol >= 0, got eps 0.001, atol -1, rtol 0.01");
+    opt = (GradcheckOptions){NAN, 1e-2, 1e-2, 1};
+    EXPECT_MINUS_ONE(gradcheck(sum_of_first, NULL, (Tensor *[]){a}, 1, &opt, NULL, 0),
+                     "gradcheck: needs eps > 0 and atol, rtol >= 0, got eps nan, atol 0.01, rtol 0.01");
+    EXPECT_TAPE_INTACT(s);
+}
+END_TEST
+
+/* ==== the fast paths, called directly ======================================================== */
+
+/* Each op checks its inputs before it offers them to its fast path, so these calls come from no
+ * op. A fast path hands back (false) what its reference would not have given it, having
+ * written nothing, and records nothing: the reference then reports it. */
+START_TEST(test_fast_paths_hand_back) {
+    Scene s = scene();
+    Tensor *table = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)), *row = tensor_zeros(test_ctx, DIMS(3));
+    Tensor *scalar = tensor_scalar(test_ctx, 1);
+    const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 2, 3}, zeros9[9] = {0}, shape23[2] = {2, 3};
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        const char *kernels = use_kernels(*mode);
+        float out[8] = {7, 7, 7, 7, 7, 7, 7, 7}, t[8] = {7, 7, 7, 7, 7, 7, 7, 7};
+        double total = 7;
+        int64_t strides23[2] = {3, 1};
+        tensor_clear_error();
+#define HANDS_BACK(call, untouched) \
+    ck_assert_msg(!(call) && (untouched) && !tensor_error(), "%s: %s did not hand back, untouched, without a message", kernels, #call)
+        /* lesson 1 */
+        HANDS_BACK(broadcast_fast_binary('+', 2, NULL, out, x, strides23, x, strides23), all_are(out, 8, 7));
+        HANDS_BACK(broadcast_fast_binary('+', 9, nine, out, x, zeros9, x, zeros9), all_are(out, 8, 7));
+        HANDS_BACK(broadcast_fast_binary('+', 2, (const int64_t[]){2, -3}, out, x, strides23, x, strides23), all_are(out, 8, 7));
+        HANDS_BACK(broadcast_fast_binary('+', 2, shape23, out, x, NULL, x, strides23), all_are(out, 8, 7));
+        HANDS_BACK(broadcast_fast_binary('+', 2, shape23, out, x, strides23, NULL, strides23), all_are(out, 8, 7));
+        HANDS_BACK(broadcast_fast_binary('+', 2, shape23, NULL, x, strides23, x, strides23), true);
+        HANDS_BACK(broadcast_fast_binary_backward('*', 2, shape23, x, x, strides23, x, strides23, out, NULL, t, strides23),
+                   all_are(out, 8, 7) && all_are(t, 8, 7));
+        HANDS_BACK(broadcast_fast_binary_backward('*', 9, nine, x, x, zeros9, x, zeros9, out, zeros9, t, zeros9),
+                   all_are(out, 8, 7) && all_are(t, 8, 7));
+        HANDS_BACK(broadcast_fast_binary_backward('*', 2, shape23, NULL, x, strides23, x, strides23, out, strides23, t, strides23),
+                   all_are(out, 8, 7) && all_are(t, 8, 7));
+        /* the core's: a NULL destination or source */
+        HANDS_BACK(kernels_copy(2, shape23, NULL, strides23, x, strides23), true);
+        HANDS_BACK(kernels_accumulate(2, shape23, out, strides23, NULL, strides23), all_are(out, 8, 7));
+        HANDS_BACK(kernels_add(NULL, x, 4), true);
+        HANDS_BACK(kernels_add(out, NULL, 4), all_are(out, 8, 7));
+        /* lesson 3: no tensor, a scalar, no output; a target out of range, no targets */
+        HANDS_BACK(softmax_fast_rows(false, NULL, out), all_are(out, 8, 7));
+        HANDS_BACK(softmax_fast_rows(true, scalar, out), all_are(out, 8, 7));
+        HANDS_BACK(softmax_fast_rows(false, s.a, NULL), true);
+        HANDS_BACK(softmax_fast_cross_entropy(s.a, (const int64_t[]){0, 3}, &total), total == 7);
+        HANDS_BACK(softmax_fast_cross_entropy(s.a, (const int64_t[]){-1, 0}, &total), total == 7);
+        HANDS_BACK(softmax_fast_cross_entropy(s.a, NULL, &total), total == 7);
+        HANDS_BACK(softmax_fast_cross_entropy(row, (const int64_t[]){0}, &total), total == 7);
+        HANDS_BACK(softmax_fast_cross_entropy(NULL, (const int64_t[]){0}, &total), total == 7);
+        HANDS_BACK(softmax_fast_cross_entropy(s.a, (const int64_t[]){0, 0}, NULL), true);
+        /* lesson 5: an index out of range (never read), no table, a table that is not (V, D), no output */
+        HANDS_BACK(gather_fast_rows(table, (const int64_t[]){0, 3}, 2, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(table, (const int64_t[]){INT64_MIN}, 1, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(NULL, (const int64_t[]){0}, 1, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(row, (const int64_t[]){0}, 1, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(table, NULL, 2, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(table, (const int64_t[]){0}, -1, out), all_are(out, 8, 7));
+        HANDS_BACK(gather_fast_rows(table, (const int64_t[]){0}, 1, NULL), true);
+        /* lesson 6: a NULL operand or result (9 x 9 x 9 is past GEMM_SMALL) */
+        HANDS_BACK(gemm_f32(NULL, 1, 1, x, 1, 1, out, 1, 1, 2, 2, 2), all_are(out, 8, 7));
+        HANDS_BACK(gemm_f32(x, 1, 1, x, 1, 1, NULL, 1, 1, 2, 2, 2), true);
+        HANDS_BACK(gemm_matmul_2d(x, 0, 0, NULL, 0, 0, out, 0, 0, 9, 9, 9), all_are(out, 8, 7));
+        HANDS_BACK(matmul_folds_into_rows(2, NULL, NULL, NULL, 2, 1), true);
+        /* lesson 7: a NULL array, a negative count */
+        HANDS_BACK(train_fast_gelu(NULL, 4, out, t), all_are(out, 8, 7) && all_are(t, 8, 7));
+        HANDS_BACK(train_fast_gelu(x, 4, out, NULL), all_are(out, 8, 7));
+        HANDS_BACK(train_fast_gelu(x, -4, out, t), all_are(out, 8, 7) && all_are(t, 8, 7));
+        HANDS_BACK(train_fast_gelu_backward(x, x, x, 4, NULL), true);
+        HANDS_BACK(train_fast_gelu_backward(x, NULL, x, 4, out), all_are(out, 8, 7));
+        HANDS_BACK(train_fast_adamw(out, NULL, t, t, 4, 1, 0.1f, 0.9f, 0.99f, 1e-8f, 0), all_are(out, 8, 7) && all_are(t, 8, 7));
+#undef HANDS_BACK
+    }
+    EXPECT_TAPE_INTACT(s);
+}
+END_TEST
+
 /* ==== the pure functions ==================================================================== */
 
 START_TEST(test_pure_helpers) {
@@ -1178,5 +1420,8 @@ int main(int argc, char **argv) {
     add_test(autodiff, test_mixed_contexts);
     add_test(autodiff, test_record_misuse);
     add_test(autodiff, test_pure_helpers);
+    add_test(autodiff, test_gradcheck_misuse);
+    TCase *fast = add_test_case(suite, "the fast paths, called directly");
+    add_test(fast, test_fast_paths_hand_back);
     return run_core_tests(argc, argv, suite);
 }

@@ -46,6 +46,19 @@ static Tensor *product(Tensor *a, Tensor *b) {
     return tensor_record(out, "product", product_backward, 2, (Tensor *[]){a, b});
 }
 
+/* x * 2 with a backward that assigns (=) its gradient instead of adding to it (+=): right as
+ * long as nothing else has added into x's gradient first */
+static void double_assigning_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    for (int64_t i = 0; i < tensor_numel(x); i++) tensor_grad_data(x)[i] = 2.0f * tensor_data(out->grad)[i];
+}
+
+static Tensor *double_assigning(Tensor *x) {
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    for (int64_t i = 0; i < tensor_numel(x); i++) tensor_data(out)[i] = 2.0f * tensor_data(x)[i];
+    return tensor_record(out, "double_assigning", double_assigning_backward, 1, &x);
+}
+
 /* a reversed view whose backward wrongly sends each gradient to the same position */
 static void reverse_wrong_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
@@ -100,6 +113,26 @@ START_TEST(test_contiguous_strides_and_unravel) {
     ck_assert_int_eq(shape_numel(DIMS(INT64_MAX, 2)), -1);
     unravel_index(0, DIMS(2, 0, 3), index); /* a shape with no elements: no division by 0 */
     ck_assert(index[0] == 0 && index[1] == 0 && index[2] == 0);
+    /* a dim of 0 counts as 1 in the strides after it, as PyTorch's: torch.empty(2, 0, 3).stride()
+     * is (3, 3, 1), torch.empty(0, 2, 3).stride() (6, 3, 1), torch.empty(2, 3, 0).stride() (3, 1, 1),
+     * torch.empty(4, 0, 1, 5).stride() (5, 5, 5, 1) */
+    const struct {
+        int rank;
+        int64_t shape[4], torch[4];
+    } empty[] = {{3, {2, 0, 3}, {3, 3, 1}}, {3, {0, 2, 3}, {6, 3, 1}}, {3, {2, 3, 0}, {3, 1, 1}}, {4, {4, 0, 1, 5}, {5, 5, 5, 1}}};
+    for (size_t c = 0; c < sizeof empty / sizeof empty[0]; c++) {
+        char shape[SHAPE_STR_MAX], got[SHAPE_STR_MAX], want[SHAPE_STR_MAX];
+        shape_format(empty[c].shape, empty[c].rank, shape, sizeof shape);
+        shape_format(empty[c].torch, empty[c].rank, want, sizeof want);
+        contiguous_strides(empty[c].shape, empty[c].rank, strides);
+        ck_assert_msg(memcmp(strides, empty[c].torch, (size_t)empty[c].rank * sizeof *strides) == 0,
+                      "contiguous_strides%s gave %s, PyTorch's are %s", shape,
+                      shape_format(strides, empty[c].rank, got, sizeof got), want);
+        Tensor *t = EXPECT_OK(tensor_zeros(test_ctx, empty[c].shape, empty[c].rank));
+        ck_assert_msg(memcmp(t->strides, empty[c].torch, (size_t)empty[c].rank * sizeof *strides) == 0,
+                      "tensor_zeros%s has strides %s, PyTorch's are %s", shape,
+                      shape_format(t->strides, t->rank, got, sizeof got), want);
+    }
 }
 END_TEST
 
@@ -217,6 +250,30 @@ START_TEST(test_as_strided_views) {
     EXPECT_ERROR("outside storage", "strides that overflow");
     ck_assert_ptr_nonnull(tensor_as_strided(a, DIMS(1, 1), STRIDES(INT64_MAX, INT64_MIN), 5)); /* never used */
     ck_assert_ptr_nonnull(tensor_as_strided(a, DIMS(0, 5), STRIDES(100, 100), 0)); /* empty: reaches nothing */
+
+    /* the boundary on both sides: the last element a view reaches is offset + sum((size - 1) *
+     * stride), which must be at most 5 here; with a negative stride, the first must be at least 0 */
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(3), 2), VALUES(3, 6), 0, "(2,) step 3 from 2: elements 2 and 5");
+    tensor_clear_error();
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(3), 3)); /* elements 3 and 6: one past the end */
+    ck_assert_str_eq(tensor_error(), "as_strided: a view with shape (2,), strides (3,) and offset 3 reaches "
+                                     "outside storage #1 of 6 floats");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2, 2), STRIDES(3, 1), 1), VALUES(2, 3, 5, 6), 0, "(2,2) from 1: up to element 5");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(2, 2), STRIDES(3, 1), 2)); /* up to element 6 */
+    EXPECT_ERROR("reaches outside storage #1 of 6 floats", "a (2,2) view one past the end");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(-3), 3), VALUES(4, 1), 0, "(2,) step -3 from 3: elements 3 and 0");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(-3), 2)); /* elements 2 and -1 */
+    EXPECT_ERROR("reaches outside storage #1 of 6 floats", "a negative stride one before the start");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(6), STRIDES(1), 0), VALUES(1, 2, 3, 4, 5, 6), 0, "all six");
+    ck_assert_ptr_null(tensor_as_strided(a, DIMS(7), STRIDES(1), 0));
+    EXPECT_ERROR("reaches outside storage #1 of 6 floats", "seven elements of six");
+    /* a view with a 0 dim reads nothing: any offset from 0 on is accepted, whatever its strides */
+    for (int64_t offset = 0; offset <= 8; offset++) {
+        Tensor *none = tensor_as_strided(a, DIMS(3, 0), STRIDES(-100, 100), offset);
+        ck_assert_msg(none != NULL, "an empty view at offset %lld was refused: %s", (long long)offset, tensor_error());
+        ck_assert_int_eq(tensor_numel(none), 0);
+        ck_assert_int_eq(none->offset, offset < 6 ? offset : 6); /* kept inside the storage */
+    }
 }
 END_TEST
 
@@ -720,6 +777,10 @@ START_TEST(test_contiguous_backward) {
     ck_assert_str_eq(c->op, "contiguous");
     ck_assert_int_eq(tensor_backward_from(c, tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6))), 0);
     EXPECT_VALUES(tensor_grad(t), VALUES(1, 2, 3, 4, 5, 6), 0, "contiguous passes the gradient straight through");
+    /* t has no backward of its own, so its gradient accumulates like a leaf's: a second backward
+     * adds onto what the first left (a copy instead of an add would leave it as it was) */
+    ck_assert_int_eq(tensor_backward_from(c, tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6))), 0);
+    EXPECT_VALUES(tensor_grad(t), VALUES(2, 4, 6, 8, 10, 12), 0, "a second backward through contiguous adds");
 }
 END_TEST
 
@@ -728,6 +789,7 @@ END_TEST
 static Tensor *fn_triple(Tensor *const *in, void *factor) { return triple(in[0], *(float *)factor); }
 static Tensor *fn_product(Tensor *const *in, void *arg) { return (void)arg, product(in[0], in[1]); }
 static Tensor *fn_reverse_wrong(Tensor *const *in, void *arg) { return (void)arg, reverse_wrong(in[0]); }
+static Tensor *fn_double_assigning(Tensor *const *in, void *arg) { return (void)arg, double_assigning(in[0]); }
 
 START_TEST(test_gradcheck_passes_right_gradients) {
     Rng rng = rng_seeded(1);
@@ -751,6 +813,13 @@ START_TEST(test_gradcheck_catches_wrong_gradients) {
     ck_assert_msg(strstr(report, "numeric"), "report: %s", report);
     /* a gradient sent to the wrong elements: a plain sum() would not notice, a random weight does */
     ck_assert_int_eq(gradcheck(fn_reverse_wrong, NULL, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
+    /* a backward that assigns (=) where it must add (+=): alone it is right, since nothing else
+     * wrote the gradient first; gradcheck's second backward, onto a gradient that already holds
+     * something, catches it, with a message that names the mistake */
+    ck_assert_int_eq(gradcheck(fn_double_assigning, NULL, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
+    ck_assert_msg(strstr(report, "input 0 (shape (2,3)), element 0 at index (0,0): a second backward onto a gradient "
+                                 "holding") && strstr(report, "a backward assigns (=) a gradient it must add to (+=)"),
+                  "report: %s", report);
     /* a view as input is refused with a message */
     Tensor *view = tensor_as_strided(a, DIMS(3), STRIDES(1), 0);
     ck_assert_int_eq(gradcheck(fn_reverse_wrong, NULL, (Tensor *[]){view}, 1, NULL, report, sizeof report), -1);

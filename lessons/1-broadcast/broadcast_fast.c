@@ -118,10 +118,25 @@ static TileInput tile_input(const float *p, int64_t rs, int64_t cs, int64_t rows
     return (TileInput){buf, cols, 1};
 }
 
+/* What broadcast.c checked before it calls: a valid shape (shape_numel is -1 otherwise), every
+ * strides array, and every data array when there are elements. A direct caller that gives less
+ * gets false, with nothing written, instead of a crash. */
+static bool arguments_valid(int rank, const int64_t *shape, const void *const *data, int n_data,
+                            const int64_t *const *strides, int n_strides) {
+    int64_t n = shape_numel(shape, rank);
+    for (int k = 0; k < n_strides && n >= 0; k++)
+        if (rank > 0 && !strides[k]) return false;
+    for (int k = 0; k < n_data && n > 0; k++)
+        if (!data[k]) return false;
+    return n >= 0;
+}
+
 bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, const float *a,
                            const int64_t *a_strides, const float *b, const int64_t *b_strides) {
     Kernels mode = kernels_mode();
     if (mode == KERNELS_REFERENCE) return false;
+    if (!arguments_valid(rank, shape, (const void *[]){out, a, b}, 3, (const int64_t *[]){a_strides, b_strides}, 2))
+        return false;
     BinaryRow *row = binary_row(op, mode);
     int64_t out_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[3][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, out_strides);
@@ -248,6 +263,9 @@ bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, con
                                     const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
     Kernels mode = kernels_mode();
     if (mode == KERNELS_REFERENCE) return false;
+    if (!arguments_valid(rank, shape, (const void *[]){g, a, b}, 3,
+                         (const int64_t *[]){a_strides, b_strides, ga_strides, gb_strides}, 4))
+        return false;
     int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
     int m = kernels_merge_dims(rank, shape, 5,

@@ -11,7 +11,8 @@
 
 /* out[i] = a[i] op b[i] for every index i of `shape`, op one of + - * /: out is a new contiguous
  * array of that shape, a and b are read through their strides (0 along a broadcast dim). True
- * when done; false, with nothing written, when COURSE_KERNELS=reference (kernels.h). */
+ * when done; false, with nothing written, when COURSE_KERNELS=reference (kernels.h), or for
+ * what broadcast.c never passes: a shape that is not valid (shape_numel), a NULL array. */
 bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, const float *a,
                            const int64_t *a_strides, const float *b, const int64_t *b_strides);
 
@@ -20,7 +21,8 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
  * broadcast dim, where the gradients of the copies add up). ga or gb is NULL when that operand
  * needs no gradient. Each row is summed before it is added into a broadcast gradient, so a sum
  * may round differently from the reference's element-by-element one. True when done; false,
- * with nothing written, when COURSE_KERNELS=reference. */
+ * with nothing written, when COURSE_KERNELS=reference, or as for broadcast_fast_binary (all four
+ * strides arrays are needed, even that of a gradient that is NULL). */
 bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                     const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
                                     const int64_t *ga_strides, float *gb, const int64_t *gb_strides);

@@ -360,6 +360,31 @@ START_TEST(test_gradcheck_unary_ops) {
 }
 END_TEST
 
+/* expand's backward writes into x's gradient, which is contiguous in x's shape, whatever x's
+ * own layout: its strides are the gradient's, not x's data strides. Two views whose data
+ * strides differ from their gradient's, (3,2) read down the columns of a (2,3) and (3,2) cut
+ * from the columns of a (3,3), are expanded to (4,3,2); each element's gradient is the sum of
+ * the upstream over the 4 copies, worked out here by a plain loop. */
+START_TEST(test_expand_backward_of_views) {
+    Rng rng = rng_seeded(test_seed());
+    Tensor *data = random_tensor(test_ctx, &rng, DIMS(9), -1, 1);
+    const struct {
+        const char *what;
+        int64_t strides[2];
+    } views[] = {{"a transposed view, strides (1,3)", {1, 3}}, {"a column slice, strides (3,1)", {3, 1}}};
+    for (int v = 0; v < 2; v++) {
+        Tensor *x = EXPECT_OK(tensor_as_strided(data, DIMS(3, 2), views[v].strides, 0));
+        x->requires_grad = true; /* a raw view has no backward: its own gradient is checked */
+        Tensor *upstream = random_tensor(test_ctx, &rng, DIMS(4, 3, 2), -1, 1);
+        ck_assert_int_eq(tensor_backward_from(EXPECT_OK(tensor_expand(x, DIMS(4, 3, 2))), upstream), 0);
+        float want[6] = {0};
+        for (int b = 0; b < 4; b++)
+            for (int i = 0; i < 6; i++) want[i] += tensor_data(upstream)[b * 6 + i];
+        EXPECT_VALUES_ARRAY(tensor_grad(x), want, 6, 1e-6f, views[v].what);
+    }
+}
+END_TEST
+
 START_TEST(test_same_tensor_twice) {
     /* x * x: both paths add into x's gradient, 2x */
     Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
@@ -667,6 +692,7 @@ int main(int argc, char **argv) {
     TCase *grads = add_test_case(s, "gradients");
     add_test(grads, test_gradcheck_binary_ops);
     add_test(grads, test_gradcheck_unary_ops);
+    add_test(grads, test_expand_backward_of_views);
     add_test(grads, test_same_tensor_twice);
     add_test(grads, test_only_some_inputs_need_grad);
     TCase *random = add_test_case(s, "random");

@@ -40,6 +40,28 @@ START_TEST(test_sum_last_dim) {
 }
 END_TEST
 
+/* x feeds sum_last_dim and, directly, a sum: both add into x's gradient, 1 + 1 = 2 each. The
+ * backward runs the ops in reverse order of making, so in one of the two orders sum_last_dim's
+ * backward finds x's gradient already holding the other's 1: one that assigns (=) instead of
+ * adding (+=) leaves 1 there. A second backward adds 2 more onto the 2 the first left. */
+START_TEST(test_sum_last_dim_adds_to_the_gradient) {
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *losses[2] = {tensor_add(tensor_sum(tensor_sum_last_dim(x)), tensor_sum(x)),
+                         tensor_add(tensor_sum(x), tensor_sum(tensor_sum_last_dim(x)))};
+    const char *what[2] = {"sum(sum_last_dim(x)) + sum(x)", "sum(x) + sum(sum_last_dim(x))"};
+    char msg[128];
+    for (int k = 0; k < 2; k++) {
+        tensor_zero_grad(x);
+        ck_assert_int_eq(tensor_backward(EXPECT_OK(losses[k])), 0);
+        snprintf(msg, sizeof msg, "d/dx of %s: 1 from each term", what[k]);
+        EXPECT_VALUES(tensor_grad(x), VALUES(2, 2, 2, 2, 2, 2), 0, msg);
+        ck_assert_int_eq(tensor_backward(losses[k]), 0);
+        snprintf(msg, sizeof msg, "d/dx of %s after a second backward, which adds", what[k]);
+        EXPECT_VALUES(tensor_grad(x), VALUES(4, 4, 4, 4, 4, 4), 0, msg);
+    }
+}
+END_TEST
+
 START_TEST(test_mean_is_a_composition) {
     Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *m = EXPECT_OK(tensor_mean(x));
@@ -431,6 +453,7 @@ int main(int argc, char **argv) {
     TCase *chapter = add_test_case(s, "chapter");
     add_test(chapter, test_sum);
     add_test(chapter, test_sum_last_dim);
+    add_test(chapter, test_sum_last_dim_adds_to_the_gradient);
     add_test(chapter, test_mean_is_a_composition);
     add_test(chapter, test_mse_loss);
     add_test(chapter, test_chapter_table);

@@ -20,6 +20,8 @@
 /* ==== for comparison: the formula as written ============================================ */
 
 void softmax_naive_row(const float *x, int64_t d, float *out) {
+    if (d > 0 && (!x || !out))
+        return (void)tensor_set_error("softmax_naive_row: x and out must not be NULL for a row of %lld", (long long)d);
     float sum = 0.0f;
     for (int64_t j = 0; j < d; j++) {
         out[j] = expf(x[j]); /* inf once x[j] is above ~88.72 */

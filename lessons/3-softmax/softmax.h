@@ -34,7 +34,7 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
 /* The textbook formula with no shift, exp(x_j) / sum_k exp(x_k), on one contiguous row of d
  * floats. For comparison only: once the sum overflows float32 (from e^x near 88.7 on), the
  * entries whose exp is finite become 0 and those whose exp is inf become inf / inf = nan. No
- * tensor, no backward. */
+ * tensor, no backward. A NULL x or out (for d > 0) records an error and writes nothing. */
 void softmax_naive_row(const float *x, int64_t d, float *out);
 
 #endif /* SOFTMAX_H */

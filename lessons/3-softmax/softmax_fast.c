@@ -124,6 +124,8 @@ static double row_cross_entropy_avx2(const float *x, int64_t d, int64_t t) {
 #endif
 
 void simd_exp(const float *x, int64_t n, float *out) {
+    if (n > 0 && (!x || !out))
+        return (void)tensor_set_error("simd_exp: x and out must not be NULL for %lld floats", (long long)n);
 #ifdef SIMD_X86
     if (kernels_mode() == KERNELS_NATIVE) {
         exp_avx2(x, n, out);
@@ -149,6 +151,7 @@ static void copy_contiguous(const Tensor *x, float *dst) {
 bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 #ifdef SIMD_X86
     if (kernels_mode() != KERNELS_NATIVE) return false;
+    if (!x || x->rank == 0 || (tensor_numel(x) > 0 && !out)) return false; /* softmax.c never passes these */
     int64_t d = x->shape[x->rank - 1];
     if (x->strides[x->rank - 1] == 1 || d <= 1) {
         NdIter rows;
@@ -169,7 +172,11 @@ bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total) {
 #ifdef SIMD_X86
     if (kernels_mode() != KERNELS_NATIVE) return false;
+    /* what softmax.c checked before it calls: handed back, never read out of bounds */
+    if (!logits || logits->rank != 2 || !total || (logits->shape[0] > 0 && !targets)) return false;
     int64_t n = logits->shape[0], c = logits->shape[1];
+    for (int64_t i = 0; i < n; i++)
+        if (targets[i] < 0 || targets[i] >= c) return false;
     const float *rows = tensor_data(logits);
     int64_t row_step = logits->strides[0];
     float *copy = NULL;

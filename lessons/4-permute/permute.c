@@ -38,6 +38,7 @@ int normalize_permutation(const char *op, const int *dims, int n, int rank, int 
                              dims ? "" : " (NULL)", rank, rank);
         return -1;
     }
+    if (n > 0 && !out) return tensor_set_error("%s: out is NULL for %d axes", op, n), -1;
     bool seen[TENSOR_MAX_RANK] = {false};
     int result[TENSOR_MAX_RANK];
     for (int i = 0; i < n; i++) {
@@ -56,6 +57,7 @@ int normalize_permutation(const char *op, const int *dims, int n, int rank, int 
 void inverse_permutation(const int *dims, int n, int *inv) {
     int p[TENSOR_MAX_RANK];
     if (normalize_permutation("inverse_permutation", dims, n, n, p) < 0) return; /* inv is left as it was */
+    if (n > 0 && !inv) return (void)tensor_set_error("inverse_permutation: inv is NULL for %d axes", n);
     /* output dim i came from input dim p[i], so input dim p[i] goes back to i */
     for (int i = 0; i < n; i++) inv[p[i]] = i;
 }

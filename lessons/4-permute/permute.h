@@ -19,11 +19,12 @@
 /* Checks that dims (n of them) is a permutation of 0..rank-1, with numpy's negative axes
  * (-1 is the last) turned into their positive form in out (which may be dims itself). Returns
  * 0, or -1 with an error naming `op`: a rank outside 0..TENSOR_MAX_RANK, a wrong length, an
- * axis out of range, a repeated axis. */
+ * axis out of range, a repeated axis, a NULL dims or out. */
 int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out);
 
 /* inv[dims[i]] = i: the permutation that undoes dims. If dims is not a valid permutation
- * (normalize_permutation's rules), inv is left as it was and an error is recorded. */
+ * (normalize_permutation's rules) or inv is NULL, inv is left as it was and an error is
+ * recorded. */
 void inverse_permutation(const int *dims, int n, int *inv);
 
 /* The chapter's flat-index map for x permuted by dims: map[t] = the row-major flat index in

@@ -71,6 +71,10 @@ static bool gather_by_slabs(const Tensor *table, const int64_t *indices, int64_t
 
 bool gather_fast_rows(const Tensor *table, const int64_t *indices, int64_t n, float *out) {
     if (kernels_mode() == KERNELS_REFERENCE) return false;
+    /* what gather.c checked before it calls: handed back, never read out of bounds */
+    if (!table || table->rank != 2 || n < 0 || (n > 0 && (!indices || !out))) return false;
+    for (int64_t i = 0; i < n; i++)
+        if (indices[i] < 0 || indices[i] >= table->shape[0]) return false;
     int64_t v = table->shape[0], d = table->shape[1], row_step = table->strides[0], col_step = table->strides[1];
     const float *t = tensor_data(table);
     if (d == 0 || n == 0) return true;

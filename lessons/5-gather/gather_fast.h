@@ -10,9 +10,10 @@
 
 #include "tensor.h"
 
-/* out[i, :] = table[indices[i], :] for i < n: table is (V, D) (any view), every index is in
- * range, out is contiguous (n, D). True when done; false, with nothing written, when
- * COURSE_KERNELS=reference (kernels.h). */
+/* out[i, :] = table[indices[i], :] for i < n: table is (V, D) (any view), out is contiguous
+ * (n, D). True when done; false, with nothing written, when COURSE_KERNELS=reference
+ * (kernels.h), or for what gather.c never passes: a NULL or non-2-D table, a negative n, a
+ * NULL indices or out, an index outside 0..V-1. */
 bool gather_fast_rows(const Tensor *table, const int64_t *indices, int64_t n, float *out);
 
 #endif /* GATHER_FAST_H */

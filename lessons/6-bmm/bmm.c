@@ -87,13 +87,15 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
 
 bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t *a_batch_strides,
                             const int64_t *b_batch_strides, int64_t m, int64_t a_row_stride) {
+    if (batch_rank < 1 || batch_rank > TENSOR_MAX_RANK || !batch || !a_batch_strides || !b_batch_strides)
+        return false; /* no batch dims to fold (or none given) */
     int64_t size = m, stride = a_row_stride; /* the rows of a, as one dim so far */
     for (int d = batch_rank - 1; d >= 0; d--) {
         if (b_batch_strides[d] != 0 && batch[d] != 1) return false; /* b differs from batch to batch */
         if (!dims_merge(batch[d], a_batch_strides[d], size, stride)) return false; /* a's batch and rows do not merge */
         size *= batch[d];
     }
-    return batch_rank > 0;
+    return true;
 }
 
 /* The fold, as a change of plan: where it is valid, the rows of a of every batch, and of out,
@@ -210,6 +212,12 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b) {
 
 int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, int64_t m, int64_t k, int64_t n,
                                  float *out) {
+    const char *op = "matmul_wrong_column_fold";
+    if (b < 0 || m < 0 || k < 0 || n < 0)
+        return tensor_set_error("%s: b, m, k and n must be >= 0, got %lld, %lld, %lld and %lld", op, (long long)b,
+                                (long long)m, (long long)k, (long long)n), 0;
+    if (b * m * n > 0 && (!q || !keys || !out))
+        return tensor_set_error("%s: q, keys and out must not be NULL", op), 0;
     /* The mistake: read keys (b, k, n) as one (k, b*n) matrix with rows n apart (its rows are
      * really k*n apart per batch), and write each result row of b*n into out with a row
      * stride of n, as if out were (m, n). */

@@ -28,8 +28,10 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b);
  * be computed as one (b*m, k) @ (k, n) product when the right operand is the same for every
  * batch (its batch strides are all 0, or the batch dim has size 1) and the left operand's
  * batch dims and row dim merge into one dim (lesson 4's dims_merge: each dim's stride is its
- * inner neighbour's size times stride, or its size is 1; a transposed left operand fails). a and b are the operands after 1-D promotion, with the same
- * number of batch dims, already broadcast to `batch`. Exposed for the tests and the docs. */
+ * inner neighbour's size times stride, or its size is 1; a transposed left operand fails). a
+ * and b are the operands after 1-D promotion, with the same number of batch dims, already
+ * broadcast to `batch`. Exposed for the tests and the docs. False for no batch dims
+ * (batch_rank 0), a batch_rank above TENSOR_MAX_RANK or a NULL array. */
 bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t *a_batch_strides,
                             const int64_t *b_batch_strides, int64_t m, int64_t a_row_stride);
 
@@ -37,7 +39,9 @@ bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t 
  * q (m, k), contiguous, is shared by every batch; keys (b, k, n) is contiguous, batch-major.
  * It multiplies q by keys read as one (k, b*n) matrix whose rows are n apart, and writes rows of
  * b*n into out with a row stride of n: rows overlap, later ones overwrite earlier ones, and
- * the tail is never written. Returns how many elements of out (b*m*n) it wrote. Never use it. */
+ * the tail is never written. Returns how many elements of out (b*m*n) it wrote. Never use it.
+ * A negative size, or a NULL array when there is something to write, writes nothing and
+ * returns 0 with an error. */
 int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, int64_t m, int64_t k, int64_t n,
                                  float *out);
 

@@ -268,6 +268,7 @@ static void tile(const MicroKernel *kernel, int64_t width, int64_t kc, const flo
 static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
                  int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     if (m <= 0 || n <= 0 || k <= 0) return true; /* nothing to add */
+    if (!a || !b || !out) return false; /* from no caller of bmm.c's: nothing added */
     /* One buffer for a packed block of a (only its bottom sliver, when a's rows are read where
      * they lie) and one of b, no larger than this product needs, each a whole number of 64-byte
      * cache lines (16 floats), so packed b starts 64-byte aligned for the kernel's aligned

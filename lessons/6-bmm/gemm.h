@@ -31,7 +31,7 @@ enum { GEMM_SMALL_BUFFER = 32768 };
  * float32's last places (the tests bound by how much). Unless the product is small, it
  * allocates one buffer per call (up to about 4.3 MB: a KC x NC block of b and an MC x KC block
  * of a) and frees it before returning. True, or false with nothing added when that buffer
- * cannot be allocated. Its micro-kernel is the one kernels_name() names: AVX-512, AVX2+FMA or
+ * cannot be allocated or a, b or out is NULL. Its micro-kernel is the one kernels_name() names: AVX-512, AVX2+FMA or
  * plain C. */
 bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);

@@ -106,6 +106,7 @@ void words_free(Words *w) {
 }
 
 int words_contains(const Words *w, const char *word) {
+    if (!w || !word) return 0;
     for (int64_t i = 0; i < w->n_words; i++)
         if (!strcmp(w->word[i], word)) return 1;
     return 0;
@@ -113,7 +114,17 @@ int words_contains(const Words *w, const char *word) {
 
 /* ==== the bigram baseline ================================================================== */
 
-void bigram_fit(Bigram *b, const TokenStream *s) {
+int bigram_fit(Bigram *b, const TokenStream *s) {
+    if (!b || !s || (!s->tokens && s->n > 0)) {
+        tensor_set_error("bigram_fit: %s is NULL", !b ? "the model" : !s ? "the stream" : "the stream's tokens");
+        return -1;
+    }
+    for (int64_t i = 0; i < s->n; i++)
+        if (s->tokens[i] < 0 || s->tokens[i] >= WORDS_VOCAB) {
+            tensor_set_error("bigram_fit: token %lld at position %lld is not in 0..%d", (long long)s->tokens[i],
+                             (long long)i, WORDS_VOCAB - 1);
+            return -1;
+        }
     double count[WORDS_VOCAB][WORDS_VOCAB];
     for (int i = 0; i < WORDS_VOCAB; i++)
         for (int j = 0; j < WORDS_VOCAB; j++) count[i][j] = 1.0; /* add-one smoothing */
@@ -123,6 +134,7 @@ void bigram_fit(Bigram *b, const TokenStream *s) {
         for (int j = 0; j < WORDS_VOCAB; j++) row += count[i][j];
         for (int j = 0; j < WORDS_VOCAB; j++) b->prob[i][j] = count[i][j] / row;
     }
+    return 0;
 }
 
 double bigram_loss(const Bigram *b, const TokenStream *s) {
@@ -133,15 +145,29 @@ double bigram_loss(const Bigram *b, const TokenStream *s) {
 
 /* ==== batches, evaluation, samples ========================================================= */
 
-void batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y) {
+int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y) {
+    if (!s || !rng || !x || !y || (!s->tokens && s->n > 0)) {
+        tensor_set_error("batch_sample: %s is NULL", !s ? "the stream" : !rng ? "the rng" : !x || !y ? "x or y" : "the stream's tokens");
+        return -1;
+    }
+    if (batch < 0 || t < 1 || s->n <= t) {
+        tensor_set_error("batch_sample: a batch of %lld windows of T = %lld from a stream of %lld tokens "
+                         "(it needs B >= 0, T >= 1 and more than T tokens)", (long long)batch, (long long)t, (long long)s->n);
+        return -1;
+    }
     for (int64_t b = 0; b < batch; b++) {
         int64_t start = rng_int(rng, 0, s->n - t - 1);
         memcpy(x + b * t, s->tokens + start, (size_t)t * sizeof *x);
         memcpy(y + b * t, s->tokens + start + 1, (size_t)t * sizeof *y);
     }
+    return 0;
 }
 
 double model_eval(Model *m, const TokenStream *s, int64_t batch, int64_t limit) {
+    if (!m || !s || (!s->tokens && s->n > 0) || batch < 1) {
+        tensor_set_error("model_eval: %s", !m ? "the model is NULL" : !s ? "the stream is NULL" : batch < 1 ? "the batch must be >= 1" : "the stream's tokens are NULL");
+        return NAN;
+    }
     int64_t n = limit > 0 && limit < s->n ? limit : s->n, t = m->config.context;
     int64_t pairs = n - 1, full = pairs / t; /* full windows, then one shorter one */
     double total = 0.0;
@@ -165,6 +191,10 @@ double model_eval(Model *m, const TokenStream *s, int64_t batch, int64_t limit) 
 }
 
 int sample_word(Model *m, Rng *rng, char *out, int max_len) {
+    if (!m || !rng || !out || max_len < 0) {
+        tensor_set_error("sample_word: %s", !m ? "the model is NULL" : !rng ? "the rng is NULL" : !out ? "out is NULL" : "max_len is negative");
+        return -1;
+    }
     int64_t t = m->config.context, context[1 << 10];
     if (t > (int64_t)(sizeof context / sizeof context[0])) t = sizeof context / sizeof context[0];
     int64_t have = 1;

@@ -50,14 +50,15 @@ typedef struct {
     double prob[WORDS_VOCAB][WORDS_VOCAB];
 } Bigram;
 
-void bigram_fit(Bigram *b, const TokenStream *s);
+/* Returns 0, or -1 with an error (NULL arguments, a token outside the vocabulary). */
+int bigram_fit(Bigram *b, const TokenStream *s);
 /* The mean of -ln P(next | this) over every adjacent pair of s: the same quantity as the
  * model's cross-entropy, in nats per character. */
 double bigram_loss(const Bigram *b, const TokenStream *s);
 
 /* B windows of T + 1 tokens at random positions of s: x gets tokens 0..T-1 of each window
  * and y tokens 1..T (the next token of each), row-major (B, T). s must hold > T tokens. */
-void batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y);
+int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y); /* 0, or -1 with an error */
 
 /* The model's mean cross-entropy over every adjacent pair of the first `limit` tokens of s (all
  * of them when limit <= 0), in windows of T, B at a time. Runs in m's ctx and frees what it made

@@ -17,6 +17,11 @@ static double seconds_now(void) {
 }
 
 void run_beside(const char *argv0, const char *name, char *out, size_t size) {
+    if (!out || size == 0) return;
+    if (!argv0 || !name) {
+        out[0] = '\0';
+        return;
+    }
     const char *slash = strrchr(argv0, '/');
     snprintf(out, size, "%.*s/%s", slash ? (int)(slash - argv0) : 1, slash ? argv0 : ".", name);
 }
@@ -41,7 +46,7 @@ int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE
     memset(result, 0, sizeof *result);
     for (int64_t step = 1; step <= steps; step++) {
         double t0 = seconds_now();
-        batch_sample(&w->train, b, t, &rng, x, y);
+        if (batch_sample(&w->train, b, t, &rng, x, y) < 0) return free(x), -1;
         ctx_zero_grads(m->ctx);
         Tensor *loss = model_loss(m, x, y, b, t);
         if (!loss || tensor_backward(loss) < 0) return free(x), -1;

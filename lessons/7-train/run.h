@@ -39,7 +39,8 @@ int run_train(Model *m, const Words *w, int64_t steps, int64_t eval_tokens, FILE
               RunResult *result);
 
 /* A file beside the program argv0 names: run_beside("build/lesson7/walkthrough", "model.ckpt")
- * is build/lesson7/model.ckpt, where the walk-through and the plot keep what they share. */
+ * is build/lesson7/model.ckpt, where the walk-through and the plot keep what they share.
+ * NULL argv0 or name gives "" (out NULL or size 0: nothing is written). */
 void run_beside(const char *argv0, const char *name, char *out, size_t size);
 
 #endif /* RUN_H */

@@ -92,12 +92,15 @@ START_TEST(test_gelu) {
         Tensor *mt = tensor_transpose(m, 0, 1), *copy = tensor_contiguous(mt);
         Tensor *a = tensor_gelu(mt), *b = tensor_gelu(copy);
         EXPECT_VALUES_ARRAY(a, tensor_data(b), 35, 1e-6f, "gelu of a transposed view, against its contiguous copy");
+        /* the backward of each path, the reference's too (COURSE_KERNELS=reference) */
+        rng = rng_seeded(test_seed() + 1);
+        Tensor *g = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -3, 3));
+        snprintf(what, sizeof what, "gelu with %s kernels", *mode);
+        EXPECT_GRADCHECK(gelu_fn, NULL, &g, 1, what);
+        Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 2, 3), -3, 3));
+        snprintf(what, sizeof what, "gelu of a (2,2,3) tensor with %s kernels", *mode);
+        EXPECT_GRADCHECK(gelu_fn, NULL, &v, 1, what);
     }
-    Rng rng = rng_seeded(test_seed() + 1);
-    Tensor *g = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3, 4), -3, 3));
-    EXPECT_GRADCHECK(gelu_fn, NULL, &g, 1, "gelu");
-    Tensor *v = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 2, 3), -3, 3));
-    EXPECT_GRADCHECK(gelu_fn, NULL, &v, 1, "gelu of a (2,2,3) tensor");
 }
 END_TEST
 

@@ -288,6 +288,9 @@ Tensor *model_loss(Model *m, const int64_t *tokens, const int64_t *targets, int6
 
 void adamw_update(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, const AdamW *opt,
                   float weight_decay) {
+    if (!opt) return (void)tensor_set_error("adamw_update: opt is NULL");
+    if (n > 0 && (!p || !g || !m || !v))
+        return (void)tensor_set_error("adamw_update: p, g, m and v must not be NULL for %lld floats", (long long)n);
     if (train_fast_adamw(p, g, m, v, n, step, opt->lr, opt->beta1, opt->beta2, opt->eps, weight_decay)) return;
     float bias1 = 1.0f - powf(opt->beta1, (float)step), bias2 = 1.0f - powf(opt->beta2, (float)step);
     for (int64_t i = 0; i < n; i++) {

@@ -114,6 +114,7 @@ typedef struct {
  *   p -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + eps) */
 void adamw_update(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, const AdamW *opt,
                   float weight_decay);
+/* (A NULL opt, or a NULL array for n > 0, records an error and changes nothing.) */
 /* One step on every parameter of m from the gradients backward left, with weight decay on the
  * matrices only (rank 2: the tables and weights; not biases or gains), as nanoGPT does.
  * Returns 0, or -1 with an error for a bad opt (lr or eps negative, betas outside [0, 1)). */

@@ -39,7 +39,7 @@ AVX2_FMA static void gelu_avx2(const float *x, int64_t n, float *out, float *tan
 
 bool train_fast_gelu(const float *x, int64_t n, float *out, float *tanh_u) {
     Kernels mode = kernels_mode();
-    if (mode == KERNELS_REFERENCE) return false;
+    if (mode == KERNELS_REFERENCE || n < 0 || (n > 0 && (!x || !out || !tanh_u))) return false;
 #ifdef SIMD_X86
     if (mode == KERNELS_NATIVE) {
         gelu_avx2(x, n, out, tanh_u);
@@ -58,7 +58,7 @@ bool train_fast_gelu(const float *x, int64_t n, float *out, float *tanh_u) {
  * instructions (broadcast_fast.c does the same). */
 bool train_fast_gelu_backward(const float *restrict x, const float *restrict tanh_u, const float *restrict g, int64_t n,
                               float *restrict gx) {
-    if (kernels_mode() == KERNELS_REFERENCE) return false;
+    if (kernels_mode() == KERNELS_REFERENCE || n < 0 || (n > 0 && (!x || !tanh_u || !g || !gx))) return false;
     int64_t i = 0;
 #define GELU_GRAD(j)                                                                                         \
     do {                                                                                                     \
@@ -102,7 +102,7 @@ AVX2_FMA static void adamw_avx2(float *p, const float *g, float *m, float *v, in
 
 bool train_fast_adamw(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
                       float beta2, float eps, float weight_decay) {
-    if (kernels_mode() != KERNELS_NATIVE) return false;
+    if (kernels_mode() != KERNELS_NATIVE || n < 0 || (n > 0 && (!p || !g || !m || !v))) return false;
 #ifdef SIMD_X86
     /* the reference's update with its constants taken out of the loop:
      * lr * (m / bias1) / (sqrt(v / bias2) + eps) = (lr / bias1) * m / (sqrt(v) / sqrt(bias2) + eps) */

@@ -14,7 +14,8 @@
 
 /* out[i] = gelu(x[i]) and tanh_u[i] = tanh(u(x[i])) for n contiguous floats, as train.c's
  * loop computes them. True when done; false, with nothing written, when COURSE_KERNELS is
- * reference (kernels.h). */
+ * reference (kernels.h). All three fast paths here also hand back (false, nothing written)
+ * what train.c never passes: a negative n, a NULL array. */
 bool train_fast_gelu(const float *x, int64_t n, float *out, float *tanh_u);
 /* gx[i] += g[i] * gelu'(x[i]), from the tanh_u the forward kept, all n contiguous. True when
  * done; false, with nothing written, when COURSE_KERNELS=reference. */
