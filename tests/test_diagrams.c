@@ -200,12 +200,16 @@ START_TEST(test_bmm_fold_as_seed_002_counted) {
         ck_assert_ptr_nonnull(lib);
         ck_assert_ptr_nonnull(fold);
         kinds[0][lib->kind]++, kinds[1][fold->kind]++;
-        /* the library: every row r of the picture written by row r % 2 of q */
-        ck_assert_int_eq(lib->kind, BMM_CELL_RIGHT);
-        ck_assert_int_eq(lib->link, t / 5 % 2);
+        /* the library: every row r of the picture right, and written by row r % 2 of q */
+        ck_assert_msg(lib->kind == BMM_CELL_RIGHT && lib->link == t / 5 % 2,
+                      "the library's element %d: kind %d, written by q row %lld; expected right (0), by q row %d", t,
+                      lib->kind, (long long)lib->link, t / 5 % 2);
         /* the fold: row 0 of its product lands at 0, row 1 at 5 over it, nothing from 25 on */
-        ck_assert_int_eq(fold->link, t < 5 ? 0 : t < 25 ? 1 : -1);
-        ck_assert_int_eq(fold->kind, t < 10 ? BMM_CELL_RIGHT : t < 25 ? BMM_CELL_WRONG : BMM_CELL_UNWRITTEN);
+        int64_t writer = t < 5 ? 0 : t < 25 ? 1 : -1;
+        int kind = t < 10 ? BMM_CELL_RIGHT : t < 25 ? BMM_CELL_WRONG : BMM_CELL_UNWRITTEN;
+        ck_assert_msg(fold->kind == kind && fold->link == writer,
+                      "the fold's element %d: kind %d, written by q row %lld; expected kind %d, by q row %lld", t,
+                      fold->kind, (long long)fold->link, kind, (long long)writer);
     }
     ck_assert_int_eq(kinds[0][BMM_CELL_RIGHT], 40);
     /* seed 002's counts: 30 of 40 wrong, 15 of them exact zeros */
@@ -222,6 +226,8 @@ START_TEST(test_bmm_fold_as_seed_002_counted) {
     EXPECT_LABEL(d, "fold_rows", 5, 0, "nothing");
     EXPECT_NOTE(d, "fold_counts", "10 right, 15 wrong, 15 never written (still 0)");
     EXPECT_NOTE(d, "lib_counts", "40 of 40 right");
+    EXPECT_NOTE(d, "fold_survivors", "only batch 0 survives");
+    EXPECT_NOTE(d, "lib_survivors", "batches 0, 1, 2, 3 survive");
     EXPECT_NOTE(d, "q", "q = expand(queries (1,2,3), (4,2,3)): strides (0,3,1)");
     EXPECT_NOTE(d, "rows", "no");
     EXPECT_NOTE(d, "overlap", "its 2 rows, 20 wide, are written 5 apart");

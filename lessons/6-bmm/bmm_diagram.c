@@ -6,6 +6,7 @@
 #include "bmm_diagram.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "bmm.h"
@@ -63,6 +64,20 @@ static int result_cells(Diagram *d, Ctx *ctx, const char *part, const char *rows
         if (writer[t] == 1) *second = t;
         if (writer[t] >= 0 && *end == 0) *end = t + 1;
     }
+    /* the batches whose every cell is right */
+    char survivors[DIAGRAM_NOTE_MAX] = "", name[DIAGRAM_NAME_MAX + 16];
+    int n_survivors = 0, used = 0;
+    for (int b = 0; b < B; b++) {
+        bool all = true;
+        for (int t = b * M * N; t < (b + 1) * M * N; t++) all = all && fabs((double)got[t] - want[t]) <= 1e-5 && writer[t] >= 0;
+        if (all && used < (int)sizeof survivors)
+            used += snprintf(survivors + used, sizeof survivors - (size_t)used, "%s%d", n_survivors++ ? ", " : "", b);
+    }
+    snprintf(name, sizeof name, "%s_survivors", part);
+    if (status == 0)
+        status = n_survivors == 0   ? diagram_note(d, name, "no batch survives")
+                 : n_survivors == 1 ? diagram_note(d, name, "only batch %s survives", survivors)
+                                    : diagram_note(d, name, "batches %s survive", survivors);
     char counts[DIAGRAM_NAME_MAX + 8];
     snprintf(counts, sizeof counts, "%s_counts", part);
     if (status == 0 && count[BMM_CELL_RIGHT] == CELLS)

@@ -24,7 +24,7 @@ enum { BMM_CELL_RIGHT = 0, BMM_CELL_WRONG = 1, BMM_CELL_UNWRITTEN = 2 };
  * $lib_rows and $fold_rows: cell (r,0) per row r of the picture, link = the row of q that wrote
  * all of it (-1: nothing, -2: not one row), label "q row 1", "nothing" or "several rows".
  * Notes: lib, fold (what ran), lib_counts, fold_counts ("10 right, 15 wrong, 15 never
- * written"), q (q's strides), rows ("no": matmul_folds_into_rows refuses the row fold) and
+ * written"), lib_survivors, fold_survivors (the batches all right: "only batch 0 survives"), q (q's strides), rows ("no": matmul_folds_into_rows refuses the row fold) and
  * overlap and tail (where the fold's rows landed, from the probe: "written 5 apart", "from
  * element 25 on"). */
 int bmm_diagram_fold(Diagram *d);

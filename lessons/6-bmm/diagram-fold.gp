@@ -12,7 +12,7 @@ ry(r) = 5.7 - r * (ch + gap) - (r >= 2) * 0.06 * int(r / 2) # rows in memory ord
 # right, wrong, never written: blue, vermillion, grey (Okabe and Ito); each cell also says which
 fill(kind) = kind == 0 ? mix(0x56B4E9, 0.5) : kind == 1 ? mix(0xD55E00, 0.45) : 0xDDDDDD
 
-set label 1 "expand(queries) @ keys, seed 002's (4,2,5) result cell by cell: only batch 0 survives the fold" \
+set label 1 "expand(queries) @ keys, seed 002's (4,2,5) result cell by cell: " . note_fold_survivors . " the fold" \
     at width / unit / 2, 7.5 center font ",13"
 set label 2 note_q . "; keys (4,3,5)" at width / unit / 2, 7.1 center font ",10"
 set label 3 note_lib at lx(2), 6.65 center font ",11"
