@@ -180,6 +180,27 @@ int64_t diagram_probe_backward(Tensor *out, Tensor *x, float *jacobian, int64_t 
     return n_out;
 }
 
+int64_t diagram_reached(const float *values, int64_t n, int64_t stride) {
+    int64_t reached = -1;
+    for (int64_t k = 0; values && k < n; k++)
+        if (values[k * stride] != 0.0f) reached = reached == -1 ? k : -2;
+    return reached;
+}
+
+int diagram_terms(char *buf, size_t size, const float *terms, const int64_t *links, int64_t n, int64_t target,
+                  const char *sep) {
+    size_t used = 0;
+    int count = 0;
+    if (buf && size > 0) buf[0] = '\0';
+    for (int64_t i = 0; terms && links && i < n; i++) {
+        if (links[i] != target) continue;
+        if (buf && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%g", count ? sep : "", (double)terms[i]);
+        count++;
+    }
+    return count;
+}
+
 int diagram_main(int argc, char **argv, const DiagramEntry *entries, int n) {
     const char *program = argc > 0 && argv && argv[0] ? argv[0] : "diagram";
     if (!entries || n < 0) return fprintf(stderr, "%s: no pictures to make\n", program), EXIT_FAILURE;

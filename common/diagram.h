@@ -89,6 +89,13 @@ int64_t diagram_probe_forward(const int64_t *shape, int rank, DiagramOp op, void
  * from out with upstream 1 at element t and 0 elsewhere. x must require grad, and its gradient
  * is zeroed before each backward (it is left zeroed). Returns numel(out), or -1 with an error. */
 int64_t diagram_probe_backward(Tensor *out, Tensor *x, float *jacobian, int64_t capacity);
+/* Where a probe's 1 landed: the k in 0..n-1 with values[k * stride] != 0 (a row of a jacobian
+ * with stride 1, a column with the row's length), -1 if there is none, -2 if there are more. */
+int64_t diagram_reached(const float *values, int64_t n, int64_t stride);
+/* The sum a cell received, spelled out: the terms[i] with links[i] == target, joined by sep, into
+ * buf ("1 + 4"; "" for none, cut short if buf is too small). Returns how many there were. */
+int diagram_terms(char *buf, size_t size, const float *terms, const int64_t *links, int64_t n, int64_t target,
+                  const char *sep);
 
 /* The program of a lesson's pictures (lessons/N-topic/diagram.c):
  *   diagram NAME FILE   fills the picture NAME with its maker and writes it to FILE.

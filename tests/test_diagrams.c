@@ -350,6 +350,25 @@ START_TEST(test_diagram_probes) {
     EXPECT_ERROR("x does not require grad", "x without a gradient");
     ck_assert_int_eq(diagram_probe_backward(NULL, x, jacobian, 3), -1);
     EXPECT_ERROR("diagram_probe_backward: out is NULL", "no output");
+    /* where a 1 landed: along a row, down a column, nowhere, or in more than one place */
+    const float reach[6] = {0, 0, 3, 0, 0, 0}, two[4] = {1, 0, 1, 0}, three[3] = {1, 1, 1};
+    ck_assert_int_eq(diagram_reached(reach, 6, 1), 2);
+    ck_assert_int_eq(diagram_reached(reach + 2, 2, 3), 0);
+    ck_assert_int_eq(diagram_reached(reach + 1, 2, 3), -1);
+    ck_assert_int_eq(diagram_reached(two, 4, 1), -2);
+    ck_assert_int_eq(diagram_reached(three, 3, 1), -2); /* a third does not make it one again */
+    ck_assert_int_eq(diagram_reached(NULL, 3, 1), -1);
+    /* the sum a cell received, spelled out */
+    char spelled[8];
+    const float terms[4] = {1, 2, 3, 4};
+    const int64_t links[4] = {0, 1, 0, 1};
+    ck_assert_int_eq(diagram_terms(spelled, sizeof spelled, terms, links, 4, 1, " + "), 2);
+    ck_assert_str_eq(spelled, "2 + 4");
+    ck_assert_int_eq(diagram_terms(spelled, sizeof spelled, terms, links, 4, 2, " + "), 0);
+    ck_assert_str_eq(spelled, "");
+    ck_assert_int_eq(diagram_terms(spelled, 4, terms, links, 4, 0, " + "), 2);
+    ck_assert_str_eq(spelled, "1 +"); /* cut short, still a string */
+    ck_assert_int_eq(diagram_terms(NULL, 0, terms, links, 4, 0, "+"), 2);
 }
 END_TEST
 

@@ -46,26 +46,19 @@ int broadcast_diagram_grads(Diagram *d) {
     Tensor *a = tensor_requires_grad(tensor_zeros(ctx, DIMS(2, 3)));
     Tensor *b = tensor_requires_grad(tensor_from(ctx, DIMS(3), VALUES(10, 20, 30)));
     Tensor *c = tensor_add(a, b);
-    float g[6] = {1, 2, 3, 4, 5, 6}, reach[6 * 3], gb[3];
+    float g[6] = {1, 2, 3, 4, 5, 6}, reach[6 * 3] = {0}, gb[3];
     int64_t into[6];
     int status = diagram_probe_backward(c, b, reach, 6 * 3) == 6 ? 0 : -1;
     /* the cell of b's gradient that each cell of c's gradient reaches: where its 1 landed */
-    for (int t = 0; t < 6 && status == 0; t++) {
-        into[t] = -1;
-        for (int k = 0; k < 3; k++)
-            if (reach[t * 3 + k] != 0.0f) into[t] = into[t] < 0 ? k : -2; /* -2: more than one */
-    }
+    for (int t = 0; t < 6; t++) into[t] = diagram_reached(reach + t * 3, 3, 1);
     Tensor *upstream = tensor_from(ctx, DIMS(2, 3), g, 6);
     if (status == 0 && (tensor_backward_from(c, upstream) < 0 || tensor_to_array(tensor_grad(b), gb, 3) != 3))
         status = -1;
     for (int t = 0; t < 6 && status == 0; t++)
         status = diagram_cell(d, "g", t / 3, t % 3, g[t], into[t], (int)into[t], "g = %g", (double)g[t]);
     for (int k = 0; k < 3 && status == 0; k++) {
-        char sum[DIAGRAM_LABEL_MAX] = "";
-        int used = 0, n = 0;
-        for (int t = 0; t < 6; t++)
-            if (into[t] == k && used < (int)sizeof sum)
-                used += snprintf(sum + used, sizeof sum - (size_t)used, "%s%g", n++ ? " + " : "", (double)g[t]);
+        char sum[DIAGRAM_LABEL_MAX];
+        int n = diagram_terms(sum, sizeof sum, g, into, 6, k, " + ");
         status = diagram_cell(d, "gb", 0, k, gb[k], -1, k, "%s = %g", n ? sum : "nothing", (double)gb[k]);
     }
     if (status == 0)

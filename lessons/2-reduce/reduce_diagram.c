@@ -13,31 +13,21 @@ static Tensor *column_sums(Tensor *x, void *arg) {
     return tensor_sum_axis(x, 0, true);
 }
 
-/* The one cell of row `from` of an n_from x n_to jacobian that is not 0; -1 for none, -2 for more. */
-static int64_t only_link(const float *jacobian, int64_t from, int64_t n_to) {
-    int64_t link = -1;
-    for (int64_t k = 0; k < n_to; k++)
-        if (jacobian[from * n_to + k] != 0.0f) link = link == -1 ? k : -2;
-    return link;
-}
-
 int reduce_diagram_sum(Diagram *d) {
     Ctx *ctx = ctx_new();
     Tensor *x = tensor_requires_grad(tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *out = tensor_sum_axis(x, 0, true);
     Tensor *g = tensor_from(ctx, DIMS(1, 3), VALUES(1, 2, 3));
-    float forward[6 * 3], backward[3 * 6], sums[3], gx[6];
+    float forward[6 * 3] = {0}, backward[3 * 6] = {0}, sums[3], gx[6];
     int64_t into[6], from[6], strides[2];
     int status = out && diagram_probe_forward(DIMS(2, 3), column_sums, NULL, forward, 6 * 3) == 3 &&
                  diagram_probe_backward(out, x, backward, 3 * 6) == 3 && tensor_to_array(out, sums, 3) == 3 &&
                  tensor_backward_from(out, g) == 0 && tensor_to_array(tensor_grad(x), gx, 6) == 6 &&
-                 broadcast_strides(out->shape, out->rank, (const int64_t[]){3, 1}, x->shape, x->rank, strides) == 0
+                 broadcast_strides(out->shape, out->rank, out->strides, x->shape, x->rank, strides) == 0
                      ? 0 : -1;
-    for (int64_t r = 0; r < 6 && status == 0; r++) {
-        into[r] = only_link(forward, r, 3);
-        from[r] = -1; /* the cell of g whose gradient reached gx[r] */
-        for (int64_t t = 0; t < 3; t++)
-            if (backward[t * 6 + r] != 0.0f) from[r] = from[r] == -1 ? t : -2;
+    for (int64_t r = 0; r < 6; r++) {
+        into[r] = diagram_reached(forward + r * 3, 3, 1); /* the cell of out that x's 1 at r reached */
+        from[r] = diagram_reached(backward + r, 3, 6);    /* the cell of g whose 1 reached gx[r] */
     }
     const float *xs = status == 0 ? tensor_data(x) : NULL;
     for (int64_t r = 0; r < 6 && status == 0; r++)
@@ -45,11 +35,8 @@ int reduce_diagram_sum(Diagram *d) {
                               (long long)(r / 3), (long long)strides[0], (long long)(r % 3), (long long)strides[1],
                               (long long)(r / 3 * strides[0] + r % 3 * strides[1])); /* the arrow is the probe's */
     for (int64_t j = 0; j < 3 && status == 0; j++) {
-        char sum[DIAGRAM_LABEL_MAX] = "";
-        int used = 0, n = 0;
-        for (int64_t r = 0; r < 6; r++)
-            if (into[r] == j && used < (int)sizeof sum)
-                used += snprintf(sum + used, sizeof sum - (size_t)used, "%s%g", n++ ? " + " : "", (double)xs[r]);
+        char sum[DIAGRAM_LABEL_MAX];
+        int n = diagram_terms(sum, sizeof sum, xs, into, 6, j, " + ");
         status = diagram_cell(d, "out", 0, j, sums[j], -1, (int)j, "%s = %g", n ? sum : "nothing", (double)sums[j]);
     }
     for (int64_t j = 0; j < 3 && status == 0; j++)
@@ -60,8 +47,7 @@ int reduce_diagram_sum(Diagram *d) {
                               (double)gx[r]);
     char s[SHAPE_STR_MAX];
     if (status == 0)
-        status = diagram_note(d, "strides", "%s",
-                              shape_format(strides, 2, s, sizeof s));
+        status = diagram_note(d, "strides", "%s", shape_format(strides, 2, s, sizeof s));
     ctx_free(ctx);
     return status;
 }

@@ -13,30 +13,21 @@ enum { V = 3, D = 2, N = 2 };
 
 static Tensor *gather(Tensor *table, void *indices) { return tensor_gather_rows(table, indices, N); }
 
-/* The one non-zero of row `from` of a jacobian n_to wide: -1 for none, -2 for more than one. */
-static int64_t only_link(const float *jacobian, int64_t from, int64_t n_to) {
-    int64_t link = -1;
-    for (int64_t k = 0; k < n_to; k++)
-        if (jacobian[from * n_to + k] != 0.0f) link = link == -1 ? k : -2;
-    return link;
-}
-
 static int one_case(Diagram *d, Ctx *ctx, int c, const int64_t *indices) {
     char part[DIAGRAM_NAME_MAX];
     Tensor *table = tensor_requires_grad(tensor_from(ctx, DIMS(V, D), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *out = tensor_gather_rows(table, indices, N);
-    float forward[V * D * N * D], backward[N * D * V * D], values[N * D], grad[V * D];
+    float forward[V * D * N * D] = {0}, backward[N * D * V * D] = {0}, values[N * D], grad[V * D];
+    const float ones[N * D] = {1, 1, 1, 1}; /* out's gradient: the backward of sum(out) */
     int64_t copies[N * D], into[N * D];
     int status = out && diagram_probe_forward(DIMS(V, D), gather, (void *)indices, forward, V * D * N * D) == N * D &&
                  diagram_probe_backward(out, table, backward, N * D * V * D) == N * D &&
                  tensor_to_array(out, values, N * D) == N * D && tensor_backward(tensor_sum(out)) == 0 &&
                  tensor_to_array(tensor_grad(table), grad, V * D) == V * D
                      ? 0 : -1;
-    for (int64_t t = 0; t < N * D && status == 0; t++) {
-        copies[t] = -1; /* the table cell whose 1 reached out cell t */
-        for (int64_t r = 0; r < V * D; r++)
-            if (forward[r * N * D + t] != 0.0f) copies[t] = copies[t] == -1 ? r : -2;
-        into[t] = only_link(backward, t, V * D);
+    for (int64_t t = 0; t < N * D; t++) {
+        copies[t] = diagram_reached(forward + t, V * D, N * D); /* the table cell whose 1 reached out cell t */
+        into[t] = diagram_reached(backward + t * V * D, V * D, 1); /* where out's gradient at t landed */
     }
     snprintf(part, sizeof part, "case%d", c);
     if (status == 0) status = diagram_note(d, part, "indices = [%lld, %lld]", (long long)indices[0], (long long)indices[1]);
@@ -50,13 +41,12 @@ static int one_case(Diagram *d, Ctx *ctx, int c, const int64_t *indices) {
                               "%g", (double)values[t]);
     snprintf(part, sizeof part, "g%d", c);
     for (int64_t t = 0; t < N * D && status == 0; t++)
-        status = diagram_cell(d, part, t / D, t % D, 1.0f, into[t], into[t] < 0 ? -1 : (int)(into[t] / D), "1");
+        status = diagram_cell(d, part, t / D, t % D, ones[t], into[t], into[t] < 0 ? -1 : (int)(into[t] / D), "%g",
+                              (double)ones[t]);
     snprintf(part, sizeof part, "grad%d", c);
     for (int64_t r = 0; r < V * D && status == 0; r++) {
-        char sum[DIAGRAM_LABEL_MAX] = "";
-        int used = 0, n = 0;
-        for (int64_t t = 0; t < N * D; t++)
-            if (into[t] == r && used < (int)sizeof sum) used += snprintf(sum + used, sizeof sum - (size_t)used, "%s1", n++ ? "+" : "");
+        char sum[DIAGRAM_LABEL_MAX];
+        int n = diagram_terms(sum, sizeof sum, ones, into, N * D, r, "+");
         /* the sum is spelled out where gradients met: "1+1=2" */
         status = n > 1 ? diagram_cell(d, part, r / D, r % D, grad[r], -1, (int)(r / D), "%s=%g", sum, (double)grad[r])
                        : diagram_cell(d, part, r / D, r % D, grad[r], -1, (int)(r / D), "%g", (double)grad[r]);
