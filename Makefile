@@ -9,6 +9,8 @@
 #   test_exercises.c     the exercise tests and the exercise table (ids, titles, points)
 #   plot.c, plot.gp      optional: the data and the gnuplot script of the lesson's plot
 #   bench.c, bench.gp    optional: the lesson's benchmark (make bench), and a plot of its data
+#   diagram.c, diagram-NAME.gp   optional: the lesson's pictures of memory (make diagrams),
+#                        TOPIC_diagram.c the library code that asks the library for their cells
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
@@ -53,7 +55,7 @@ lesson_number = $(firstword $(subst -, ,$(notdir $(1))))
 lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c bench.c test_%.c
+NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c bench.c diagram.c test_%.c
 LIBRARY_SOURCES := $(wildcard common/*.c) \
     $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
 LIBRARY := $(BUILD)/libcourse.a
@@ -67,7 +69,7 @@ WALKTHROUGHS = $(foreach d,$(LESSON_DIRS),$(BUILD)/lesson$(call lesson_number,$(
 # ---- what the command line asks for --------------------------------------------------
 # `make lesson1` runs lesson 1's walk-through. With a verb (`make lesson1 test`), lesson1 only
 # chooses which lesson the verb acts on.
-VERBS := test check plot plots bench bench-plots
+VERBS := test check plot plots bench bench-plots diagrams
 VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
@@ -230,6 +232,41 @@ endef
 
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_number,$(d)),$(call lesson_topic,$(d)))))
 
+# ---- pictures of memory ----------------------------------------------------------------------
+# A lesson with diagram.c has pictures: `diagram NAME FILE` writes the cells of picture NAME,
+# asked of the library as it runs, and diagram-NAME.gp draws them (headless, PNG) into
+# $(BUILD)/lessonN/TOPIC-NAME.png. They are plots (make plots, make lessonN plot, make docs)
+# that run no benchmark; `make diagrams` (or `make lessonN diagrams`) draws only them.
+define DIAGRAM_RULES
+# $(1) = directory, $(2) = number, $(3) = topic
+$$(L$(2)_OUT)/diagram: $(call obj,$(1)/diagram.c) $(LIBRARY)
+	@mkdir -p $$(@D)
+	$$(say) LINK $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+
+L$(2)_DIAGRAMS := $$(patsubst $(1)/diagram-%.gp,$$(L$(2)_OUT)/$(3)-%.png,$$(wildcard $(1)/diagram-*.gp))
+$$(L$(2)_DIAGRAMS): $$(L$(2)_OUT)/$(3)-%.png: $$(L$(2)_OUT)/diagram $(1)/diagram-%.gp common/diagram.gp | plot-deps
+	$$(say) PLOT $$@
+	$$(Q)$$(L$(2)_OUT)/diagram $$* $$(L$(2)_OUT)/$(3)-$$*.dat
+	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3)-$$*.dat'; output='$$@'" $(1)/diagram-$$*.gp
+
+LESSON_PROGRAMS += $$(L$(2)_OUT)/diagram
+PLOTS += $$(L$(2)_DIAGRAMS)
+PLOT_$(2) += $$(L$(2)_DIAGRAMS)
+DIAGRAMS += $$(L$(2)_DIAGRAMS)
+DIAGRAMS_$(2) := $$(L$(2)_DIAGRAMS)
+endef
+$(foreach d,$(LESSON_DIRS),$(if $(wildcard $(d)/diagram.c),$(eval $(call DIAGRAM_RULES,$(d),$(call lesson_number,$(d)),$(call lesson_topic,$(d))))))
+
+ifeq ($(SELECTED),)
+diagrams: $(DIAGRAMS)
+	@for p in $^; do echo "wrote $$p"; done
+else
+diagrams: $(foreach d,$(SELECTED),$(DIAGRAMS_$(call lesson_number,$(d))))
+	@for d in $(SELECTED); do [ -f $$d/diagram.c ] || echo "$$d has no diagrams"; done
+	@for p in $^; do echo "wrote $$p"; done
+endif
+
 all: $(LIBRARY) $(LIBRARY_TESTS) $(LESSON_PROGRAMS)
 
 # ---- tests -------------------------------------------------------------------------------
@@ -277,7 +314,7 @@ plot plots: $(PLOTS)
 else
 SELECTED_PLOTS := $(foreach d,$(SELECTED),$(PLOT_$(call lesson_number,$(d))))
 plot plots: $(SELECTED_PLOTS)
-	@for d in $(SELECTED); do [ -f $$d/plot.c ] || echo "$$d has no plot"; done
+	@for d in $(SELECTED); do [ -f $$d/plot.c ] || [ -f $$d/diagram.c ] || echo "$$d has no plot"; done
 	@for p in $^; do echo "wrote $$p"; done
 endif
 
@@ -374,7 +411,8 @@ help:
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
 	@echo "make test            run every test: the library's, your exercises, the reference solutions (V=1: every line)"
-	@echo "make plots           draw every lesson's plot (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/; no benchmarks"
+	@echo "make plots           draw every lesson's plots and pictures of memory (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/; no benchmarks"
+	@echo "make diagrams        draw only the pictures of memory (make lessonN diagrams: lesson N's)"
 	@echo "make bench           run every lesson's benchmark (make lessonN bench: lesson N's; BENCH_FLAGS=--quick)"
 	@echo "make bench-plots     run the benchmarks that have a plot, one at a time, and draw them (also per lesson)"
 	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
