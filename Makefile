@@ -14,6 +14,7 @@
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
+comma := ,
 # Build on every core unless the command line says otherwise (-j1 wins over this).
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 
@@ -392,8 +393,8 @@ gradescope:
 	@sh tests/ensure-deps.sh zip
 	@sh tests/gradescope.sh $(BUILD)/gradescope
 
-# make test-grader: the grader's suites: its own tests (also in make test), the hostile
-# submissions, and the Gradescope zip run end to end. CI runs it.
+# make test-grader: the grader's suites: its own tests, the hostile submissions, and the
+# Gradescope zip run end to end (make test runs none of them). CI runs it.
 GRADER_SUITES = test_grader test_hostile test_gradescope
 test-grader: | deps grader-deps
 	@status=0; for suite in $(GRADER_SUITES); do \
@@ -410,7 +411,7 @@ help:
 	@echo "make                 build the library, every walk-through and every test program"
 	@echo "make lessonN         run lesson N's walk-through (also by topic, e.g. make broadcast)"
 	@echo "make lessonN test    run lesson N's core tests and your exercises for it"
-	@echo "make test            run every test: the library's, your exercises, the reference solutions (V=1: every line)"
+	@echo "make test            run every test: the library's, your exercises$(if $(wildcard lessons/*/solutions.c),$(comma) the reference solutions) (V=1: every line)"
 	@echo "make plots           draw every lesson's plots and pictures of memory (make lessonN plot: lesson N's), PNG in $(BUILD)/lessonN/; no benchmarks"
 	@echo "make diagrams        draw only the pictures of memory (make lessonN diagrams: lesson N's)"
 	@echo "make bench           run every lesson's benchmark (make lessonN bench: lesson N's; BENCH_FLAGS=--quick)"
@@ -420,9 +421,11 @@ help:
 	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
 	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, LESSON=N, EXERCISE=ID, RESULTS=FILE, STRICT=1)"
 	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR, LESSON=N)"
+ifneq ($(wildcard tests/grading),) # the course's repository, not the student handout
 	@echo "make handout         the course without the reference solutions, for students"
 	@echo "make gradescope      the autograder zip for Gradescope (made from the handout)"
 	@echo "make test-grader     the grader's own tests, the hostile submissions, the Gradescope zip end to end"
+endif
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"
 	@echo "Variables: V=1 (show commands and every test), -j1 (one core; default: all), CC=clang, CFLAGS='-O0 -g', WERROR=1, SANITIZE=1 (ASan+UBSan), BUILD=dir, COURSE_SEED=n"

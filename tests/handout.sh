@@ -13,7 +13,8 @@ short=$(git rev-parse --short HEAD)
 rm -rf "$out/course"
 mkdir -p "$out"
 git archive --format=tar --prefix=course/ "$commit" | tar -xf - -C "$out"
-rm -rf "$out"/course/lessons/*/solutions.c "$out/course/tests/grading" "$out/course/docs/instructors.md" "$out/course/.ci"
+rm -rf "$out"/course/lessons/*/solutions.c "$out/course/tests/grading" "$out/course/docs/instructors.md" "$out/course/.ci" \
+    "$out/course/docs/lesson-template.md" # an author's checklist, about solutions.c and the grader
 # The handout's README is the course's, for students (README.md marks what differs):
 #   a line with <!-- course-only -->, and <!-- course: --> ... <!-- :course --> (inline, or
 #   lines of their own) are left out; <!-- handout: ... :handout --> lines are the handout's own

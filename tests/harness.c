@@ -629,7 +629,7 @@ static void explain(const char *msg, char *buf, size_t size, const char **kind) 
         if (memory_limit)
             snprintf(limit, sizeof limit, " (malloc returns NULL once a test has %lld MB)", memory_limit >> 20);
         snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array, or "
-                 "through a NULL pointer%s; SANITIZE=1 points at the line", msg, limit);
+                 "through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line", msg, limit);
     } else if (strstr(msg, "timeout")) {
         *kind = "timeout";
         snprintf(buf, size, "did not finish within %u s (an endless loop?)", scaled_seconds(EXERCISE_TEST_SECONDS));

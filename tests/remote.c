@@ -134,7 +134,7 @@ static void runner_gone(void) {
         if (config.max_memory > 0 && strcmp(config.profile, "runner-asan") != 0)
             snprintf(limit, sizeof limit, " (malloc returns NULL once a test has %lld MB)", config.max_memory >> 20);
         fail_test("crashed", "crashed: received signal %d (%s). A crash in an exercise is most often a read or a write outside "
-             "an array, or through a NULL pointer%s; SANITIZE=1 points at the line", sig, name, limit);
+             "an array, or through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line", sig, name, limit);
     }
     if (sscanf(line, "exit %d", &code) == 1 && code == EXIT_SANITIZER && strcmp(config.profile, "runner-asan") == 0)
         fail_test("memory", "a memory or undefined-behaviour error, found by the sanitizers (their report, in the test's "
