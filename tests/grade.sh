@@ -169,7 +169,7 @@ fi
 DIR=$lesson_dir ONLY=$only awk -F "$tab" '(ENVIRON["DIR"] == "" || $4 == ENVIRON["DIR"]) && (ENVIRON["ONLY"] == "" || $1 == ENVIRON["ONLY"] "")' \
     "$work/exercises.tsv" >"$work/selected.tsv"
 if [ ! -s "$work/selected.tsv" ]; then
-    DIR=$lesson_dir awk -F "$tab" 'ENVIRON["DIR"] == "" || $4 == ENVIRON["DIR"] { printf "%s ", $1 }' "$work/exercises.tsv" >"$work/ids.txt"
+    DIR=$lesson_dir awk -F "$tab" 'ENVIRON["DIR"] == "" || $4 == ENVIRON["DIR"] { printf "%s%s", n++ ? " " : "", $1 }' "$work/exercises.tsv" >"$work/ids.txt"
     not_graded "no exercise '$only' in ${lesson_dir:-this course}; its exercises are: $(cat "$work/ids.txt")"
 fi
 
