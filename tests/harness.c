@@ -240,6 +240,38 @@ static bool close_enough(float got, float want, float tol) {
     return fabsf(got - want) <= tol * (1.0f + fabsf(want));
 }
 
+bool values_close(const float *got, const float *want, int64_t n, float tol) {
+    for (int64_t i = 0; i < n; i++)
+        if (!close_enough(got[i], want[i], tol)) return false;
+    return true;
+}
+
+static bool all_whole(const float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (v[i] != truncf(v[i])) return false;
+    return true;
+}
+
+void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
+                 const char *what) {
+    for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
+        if (got[j] != fill) return;
+    for (int64_t j = 0; j < n; j++)
+        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
+                      "call)", what, (long long)j, (double)fill);
+    for (int64_t j = 0; j < n; j++) {
+        if (close_enough(got[j], want[j], tol)) continue;
+        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
+                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
+                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
+        ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
+                      "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
+                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
+                      (double)want[j]);
+        return;
+    }
+}
+
 /* Fails at the first element that differs, naming it by its index in `shape` (or by its flat
  * index when shape is NULL) and printing both arrays, as nested literals when shape is known. */
 static void expect_close(const float *got, const float *expected, int64_t n, const int64_t *shape, int rank,

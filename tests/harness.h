@@ -133,6 +133,15 @@ float *guarded_buffer(int64_t n, float marker);
     expect_output_((buf), (n), (marker), (expected), (tol), (what), __FILE__, __LINE__)
 void expect_output_(float *buf, int64_t n, float marker, const float *expected, float tol, const char *what,
                     const char *file, int line);
+/* The harness's rule for "close", element by element (nan matches nan, inf the same inf): for
+ * tests that try the usual mistakes on a wrong answer. */
+bool values_close(const float *got, const float *want, int64_t n, float tol);
+/* For sums an exercise wrote into a guarded buffer that held `fill` (each of `terms` values):
+ * at the first wrong element, fails naming the usual mistakes (never written, a sum started
+ * from the garbage, a sum kept in an int, which loses less than 1 per term). A write past the
+ * end, or any other difference, is left to EXPECT_OUTPUT. */
+void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
+                 const char *what);
 
 /* Marks p as a buffer of `bytes` bytes, guard region included, for the next exercise call:
  * when graded, the call's stand-in (tests/remote.h) sends and copies back the whole of it, so

@@ -88,13 +88,10 @@ for spec in "$@"; do
         banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
         echo "$dir/exercises.c did not compile:"
         grep -m 8 -E 'error|undefined reference|multiple definition' "$results/lesson$n.build" | sed 's/^/    /'
-        # A call without its prototype: name the header that declares the function.
-        for fn in $(sed -n 's/.*implicit declaration of function [^A-Za-z_]*\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$results/lesson$n.build" | sort -u); do
-            header=$(grep -l -E "(^|[^A-Za-z0-9_])$fn *\(" common/*.h lessons/*/*.h 2>/dev/null | grep -v '/exercises\.h$' | head -n 1)
-            if [ -n "$header" ]; then
-                echo "    $fn() is declared in $header: add #include \"$(basename "$header")\" at the top of $dir/exercises.c"
-            fi
-        done
+        # A call without its prototype: name the header that declares the function (the
+        # compiler may quote names with the locale's quotation marks; undeclared.sh reads ' ').
+        sed "s/\xe2\x80\x98/'/g; s/\xe2\x80\x99/'/g" "$results/lesson$n.build" >"$results/lesson$n.ascii"
+        sh tests/undeclared.sh "$results/lesson$n.ascii" common/*.h lessons/*/*.h | sed 's/^/    /'
         echo "compile" >"$student"
         status=1
     fi

@@ -353,43 +353,6 @@ static void probe_1_5(void) {
     ex1_5_sum_to_shape(grad, DIMS(2, 3), out, DIMS(3));
 }
 
-/* The harness's rule for "close": only a wrong answer is matched against the usual mistakes. */
-static bool all_close(const float *got, const float *want, int64_t n, float tol) {
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) return false;
-    return true;
-}
-
-static bool all_whole(const float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        if (v[i] != truncf(v[i])) return false;
-    return true;
-}
-
-/* Sums of `terms` values each, written into out, which held `fill` before the call: at the first
- * wrong element, names the usual mistakes (never written, a sum started from the garbage, a
- * sum kept in an int, which loses less than 1 per term). A write past the end, or any other
- * difference, is left to EXPECT_OUTPUT. */
-static void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
-                        const char *what) {
-    for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
-        if (got[j] != fill) return;
-    for (int64_t j = 0; j < n; j++)
-        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
-                      "call)", what, (long long)j, (double)fill);
-    for (int64_t j = 0; j < n; j++) {
-        if (fabsf(got[j] - want[j]) <= tol * (1.0f + fabsf(want[j]))) continue;
-        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
-                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
-                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
-        ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
-                      "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
-                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
-                      (double)want[j]);
-        return;
-    }
-}
-
 static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, const int64_t *out_shape, int out_rank,
                           const char *context) {
     int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
@@ -408,7 +371,7 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     ck_assert_int_eq(broadcast_map(shape, rank, out_shape, out_rank, map), 0);
     for (int64_t j = 0; j < n_out; j++) last[j] = 0.0f;
     for (int64_t t = 0; t < n; t++) last[map[t]] = grad[t];
-    bool assigned = n > n_out && !all_close(got, tensor_data(want), n_out, 1e-5f);
+    bool assigned = n > n_out && !values_close(got, tensor_data(want), n_out, 1e-5f);
     for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == last[j];
     free(map), free(last);
     ck_assert_msg(!assigned || n == 0, "%s: each element of out holds only the last gradient that reads it, not their sum: "

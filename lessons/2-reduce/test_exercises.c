@@ -135,42 +135,6 @@ END_TEST
 
 /* ==== 2.3 sum over an axis =============================================================== */
 
-/* The harness's rule for "close": only a wrong answer is matched against the usual mistakes. */
-static bool all_close(const float *got, const float *want, int64_t n, float tol) {
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])))) return false;
-    return true;
-}
-
-static bool all_whole(const float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        if (v[i] != truncf(v[i])) return false;
-    return true;
-}
-
-/* Sums of `terms` values each, written into out, which held `fill` before the call: at the first
- * wrong element, names the usual mistakes (never written, a sum started from the garbage, a
- * sum kept in an int, which loses less than 1 per term). A write past the end, or any other
- * difference, is left to EXPECT_OUTPUT. */
-static void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
-                        const char *what) {
-    for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
-        if (got[j] != fill) return;
-    for (int64_t j = 0; j < n; j++)
-        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
-                      "call)", what, (long long)j, (double)fill);
-    for (int64_t j = 0; j < n; j++) {
-        if (fabsf(got[j] - want[j]) <= tol * (1.0f + fabsf(want[j]))) continue;
-        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
-                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
-                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
-        ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
-                      "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
-                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
-                      (double)want[j]);
-        return;
-    }
-}
 
 static void probe_2_3(void) {
     float x[6] = {1, 2, 3, 4, 5, 6}, out[3];
@@ -189,7 +153,7 @@ static void check_sum_axis_2_3(const float *x, const int64_t *shape, int rank, i
     snprintf(what, sizeof what, "exercise 2.3%s: x of shape %s, %s, summed over axis %d", context,
              shape_format(shape, rank, s, sizeof s), format_literal(x, shape, rank, values, sizeof values), axis);
     /* = for +=: each element keeps the last value along the axis */
-    bool assigned = length > 1 && n_out > 0 && !all_close(got, tensor_data(want), n_out, 1e-4f);
+    bool assigned = length > 1 && n_out > 0 && !values_close(got, tensor_data(want), n_out, 1e-4f);
     for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == x[((j / inner) * length + length - 1) * inner + j % inner];
     ck_assert_msg(!assigned, "%s: each element of out holds only the last value along axis %d, not the sum: add every "
                   "value into it (+=) instead of writing it with =", what, axis);

@@ -20,17 +20,6 @@
 
 static const float MARK = -12345.0f; /* what an output holds before the call: no answer has it */
 
-/* The harness's rule for "close" (tests/harness.c), for trying the usual mistakes. */
-static bool all_close(const float *got, const float *want, int64_t n, float tol) {
-    for (int64_t i = 0; i < n; i++) {
-        if (isnan(want[i]) ? !isnan(got[i])
-            : isinf(want[i]) ? got[i] != want[i]
-                             : !(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i]))))
-            return false;
-    }
-    return true;
-}
-
 static bool all_finite(const float *v, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i])) return false;
@@ -246,7 +235,7 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
     Tensor *want = EXPECT_OK(head_variant(copies[0], copies[1], copies[2], copies[3], HEAD_RIGHT));
     int64_t n = t * d;
     float *got_values = values_of(got);
-    if (!all_close(got_values, tensor_data(want), n, 1e-4f)) {
+    if (!values_close(got_values, tensor_data(want), n, 1e-4f)) {
         ck_assert_msg(!all_finite(tensor_data(want), n) || all_finite(got_values, n),
                       "%s: the result holds inf or nan: -inf reached the output. The mask goes on the scores, before "
                       "the softmax, which turns each -inf into a weight of exactly 0", what);
@@ -254,7 +243,7 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
         for (int variant = HEAD_RIGHT + 1; variant < HEAD_VARIANTS; variant++) {
             Tensor *wrong = head_variant(plain[0], plain[1], plain[2], plain[3], (HeadVariant)variant);
             tensor_clear_error();
-            if (!wrong || !all_close(got_values, tensor_data(wrong), n, 1e-4f)) continue;
+            if (!wrong || !values_close(got_values, tensor_data(wrong), n, 1e-4f)) continue;
             char mistake[512];
             head_mistake((HeadVariant)variant, d, mistake, sizeof mistake);
             ck_abort_msg("%s: %s", what, mistake);
@@ -391,14 +380,14 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
     Tensor *copies[3] = {leaf_copy(x, true), leaf_copy(gamma, true), leaf_copy(beta, true)};
     Tensor *want = EXPECT_OK(tensor_layer_norm(copies[0], copies[1], copies[2], eps));
     float *got_values = values_of(got);
-    if (!all_close(got_values, tensor_data(want), n, 1e-4f)) {
+    if (!values_close(got_values, tensor_data(want), n, 1e-4f)) {
         float *wrong = malloc((size_t)n * sizeof *wrong + 1);
         ck_assert_ptr_nonnull(wrong);
         for (int variant = 0; variant < LN_VARIANTS; variant++) {
             if (variant == LN_UNBIASED && c == 1) continue; /* 0 / 0 */
             layer_norm_variant(tensor_data(x), rows, c, tensor_data(gamma), tensor_data(beta), eps,
                                (LayerNormVariant)variant, wrong);
-            if (all_close(got_values, wrong, n, 1e-4f)) ck_abort_msg("%s: %s", what, layer_norm_mistakes[variant]);
+            if (values_close(got_values, wrong, n, 1e-4f)) ck_abort_msg("%s: %s", what, layer_norm_mistakes[variant]);
         }
         free(wrong);
     }
@@ -605,12 +594,12 @@ static void adam_step(Adam *a, const float *g, int64_t step, const char *context
     expect_guard(a->m, n, MARK, what, "m");
     expect_guard(a->v, n, MARK, what, "v");
     const float tol = 1e-5f;
-    if (!all_close(a->param, a->ref_param, n, tol) || !all_close(a->m, a->ref_m, n, tol) ||
-        !all_close(a->v, a->ref_v, n, tol)) {
+    if (!values_close(a->param, a->ref_param, n, tol) || !values_close(a->m, a->ref_m, n, tol) ||
+        !values_close(a->v, a->ref_v, n, tol)) {
         for (int variant = 0; variant < ADAM_VARIANTS; variant++) {
             float *p = copy_of(before_p, n), *m = copy_of(before_m, n), *v = copy_of(before_v, n);
             adamw_variant((AdamVariant)variant, p, g, m, v, n, step, h);
-            if (all_close(a->param, p, n, tol) && all_close(a->m, m, n, tol) && all_close(a->v, v, n, tol))
+            if (values_close(a->param, p, n, tol) && values_close(a->m, m, n, tol) && values_close(a->v, v, n, tol))
                 ck_abort_msg("%s: %s", what, adam_mistakes[variant]);
             free(p), free(m), free(v);
         }
@@ -625,13 +614,13 @@ static void adam_step(Adam *a, const float *g, int64_t step, const char *context
     const char *names[2] = {"m", "v"};
     for (int k = 0; k < 2; k++) {
         const float *got = moments[k][0], *want = moments[k][1], *before = moments[k][2];
-        if (all_close(got, want, n, tol)) continue;
+        if (values_close(got, want, n, tol)) continue;
         float *corrected = copy_of(want, n);
         for (int64_t i = 0; i < n; i++) corrected[i] /= k == 0 ? bias1 : bias2;
-        ck_assert_msg(!all_close(got, corrected, n, tol), "%s: %s holds the bias-corrected %s (divided by 1 - beta%d^step): "
+        ck_assert_msg(!values_close(got, corrected, n, tol), "%s: %s holds the bias-corrected %s (divided by 1 - beta%d^step): "
                       "keep the moment itself in %s, and correct a copy of it for the update, or the next step starts "
                       "from the wrong moment", what, names[k], k == 0 ? "mhat" : "vhat", k + 1, names[k]);
-        ck_assert_msg(!(n > 0 && all_close(got, before, n, 0.0f)), "%s: %s was not updated: it carries the moment to the "
+        ck_assert_msg(!(n > 0 && values_close(got, before, n, 0.0f)), "%s: %s was not updated: it carries the moment to the "
                       "next step, so write it back (%s)", what, names[k],
                       k == 0 ? "m[i] = beta1 * m[i] + (1 - beta1) * grad[i]" : "v[i] = beta2 * v[i] + (1 - beta2) * grad[i]^2");
         free(corrected);
