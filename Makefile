@@ -15,11 +15,16 @@
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
 comma := ,
-# Build on every core unless the command line says otherwise (-j1 wins over this).
-MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+# Build on every core unless the command line says otherwise (-j1 wins over this). macOS has
+# no nproc.
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
 CC ?= cc
 CFLAGS ?= -O2 -g
+LDFLAGS ?=
+PKG_CONFIG ?= pkg-config
+# A cross build runs its programs through an emulator: EMULATOR=qemu-aarch64 (.ci/run does).
+EMULATOR ?=
 # A call to a function whose header is missing is an error, not a warning: C would take it to
 # return an int, which cuts a returned pointer to 32 bits and crashes far from the cause.
 STUDENT_WARNINGS := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror=implicit-function-declaration
@@ -49,8 +54,8 @@ ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(INCLUDES) -MMD -MP
 LDLIBS := -lm
 
 # Check's flags, asked of pkg-config once, when first needed (after `deps` has run).
-CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null))$(CHECK_CFLAGS)
-CHECK_LIBS = $(eval CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null))$(CHECK_CFLAGS)
+CHECK_LIBS = $(eval CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null))$(CHECK_LIBS)
 
 lesson_number = $(firstword $(subst -, ,$(notdir $(1))))
 lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
@@ -75,7 +80,7 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps grader-deps plot-deps words-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
+.PHONY: all test check deps grader-deps plot-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
@@ -95,7 +100,7 @@ $(HARNESS) $(call obj,$(LIBRARY_TEST_SOURCES)): ALL_CFLAGS += $(CHECK_CFLAGS)
 $(LIBRARY_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(HARNESS) $(LIBRARY)
 	@mkdir -p $(@D)
 	$(say) LINK $@
-	$(Q)$(CC) $(CFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CHECK_LIBS) $(LDLIBS) -o $@
 
 deps:
 	@sh tests/ensure-deps.sh check
@@ -114,14 +119,6 @@ BENCH_LIBS = $(if $(HAVE_OPENBLAS),-lopenblas)
 plot-deps:
 	@sh tests/ensure-deps.sh gnuplot
 
-# Lesson 7 reads Debian's English word list (wamerican), installed like Check. Whatever runs
-# lesson 7's programs waits for it; nothing else does.
-words-deps:
-	@sh tests/ensure-deps.sh words
-ifneq ($(filter lessons/7-train,$(or $(SELECTED),$(LESSON_DIRS))),)
-lesson7 train test check plot plots bench bench-plots memcheck docs check-docs: | words-deps
-endif
-
 # ---- one block of rules per lesson -----------------------------------------------------
 define LESSON_RULES
 # $(1) = directory, $(2) = number, $(3) = topic
@@ -134,34 +131,34 @@ $$(L$(2)_TEST_OBJS): ALL_CFLAGS += $$(CHECK_CFLAGS)
 $$(L$(2)_OUT)/walkthrough: $(call obj,$(1)/walkthrough.c) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 
 $$(L$(2)_OUT)/test_core: $(call obj,$(1)/test_$(3).c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 # The exercise tests, linked once against the student's file and once against the solutions.
 $$(L$(2)_OUT)/test_exercises: $(call obj,$(1)/test_exercises.c $(1)/exercises.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 $$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 ifneq ($(wildcard $(1)/plot.c),)
 # The plot: plot.c writes the data, plot.gp draws it (headless, PNG).
 $$(L$(2)_OUT)/plot: $(call obj,$(1)/plot.c) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 
 $$(L$(2)_OUT)/$(3).png: $$(L$(2)_OUT)/plot $(1)/plot.gp | plot-deps
 	$$(say) PLOT $$@
-	$$(Q)$$(L$(2)_OUT)/plot $$(L$(2)_OUT)/$(3).dat
+	$$(Q)$$(EMULATOR) $$(L$(2)_OUT)/plot $$(L$(2)_OUT)/$(3).dat
 	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3).dat'; output='$$@'" $(1)/plot.gp
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/plot
@@ -175,7 +172,7 @@ $(call obj,$(1)/bench.c): ALL_CFLAGS += $$(BENCH_CFLAGS)
 $$(L$(2)_OUT)/bench: $(call obj,$(1)/bench.c) $(BENCH_OBJ) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(BENCH_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(BENCH_LIBS) $$(LDLIBS) -o $$@
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/bench
 BENCHES += $$(L$(2)_OUT)/bench
@@ -196,7 +193,7 @@ $$(L$(2)_OUT)/stubs.o: $$(L$(2)_OUT)/stubs.c
 	$$(Q)$$(CC) -I$(1) $$(ALL_CFLAGS) -Wno-unused-parameter -c $$< -o $$@
 $$(L$(2)_OUT)/list_exercises: $(call obj,$(1)/test_exercises.c) $$(L$(2)_OUT)/stubs.o $(HARNESS) $(LIBRARY)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 # The grader's halves (docs/instructors.md): the judge, the lesson's tests linked with
 # test_calls.c's stand-ins (course code only), and test_calls.c again for the runner, which
@@ -206,7 +203,7 @@ $(call obj,$(1)/test_calls.c): ALL_CFLAGS += $$(CHECK_CFLAGS)
 $(BUILD)/grader/lesson$(2)/judge: $(call obj,$(1)/test_exercises.c $(1)/test_calls.c) $(HARNESS) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 $(BUILD)/grader/lesson$(2)/calls.o: $(1)/test_calls.c
 	@mkdir -p $$(@D)
 	$$(say) CC $$@
@@ -224,7 +221,7 @@ LISTERS += $$(L$(2)_OUT)/list_exercises
 .PHONY: lesson$(2) $(3)
 ifeq ($(VERB_GIVEN),)
 lesson$(2) $(3): $$(L$(2)_OUT)/walkthrough
-	@"$$(abspath $$<)"
+	@$$(EMULATOR) "$$(abspath $$<)"
 else
 lesson$(2) $(3):
 	@:
@@ -243,12 +240,12 @@ define DIAGRAM_RULES
 $$(L$(2)_OUT)/diagram: $(call obj,$(1)/diagram.c) $(LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
-	$$(Q)$$(CC) $$(CFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 
 L$(2)_DIAGRAMS := $$(patsubst $(1)/diagram-%.gp,$$(L$(2)_OUT)/$(3)-%.png,$$(wildcard $(1)/diagram-*.gp))
 $$(L$(2)_DIAGRAMS): $$(L$(2)_OUT)/$(3)-%.png: $$(L$(2)_OUT)/diagram $(1)/diagram-%.gp common/diagram.gp | plot-deps
 	$$(say) PLOT $$@
-	$$(Q)$$(L$(2)_OUT)/diagram $$* $$(L$(2)_OUT)/$(3)-$$*.dat
+	$$(Q)$$(EMULATOR) $$(L$(2)_OUT)/diagram $$* $$(L$(2)_OUT)/$(3)-$$*.dat
 	$$(Q)gnuplot -e "data='$$(L$(2)_OUT)/$(3)-$$*.dat'; output='$$@'" $(1)/diagram-$$*.gp
 
 LESSON_PROGRAMS += $$(L$(2)_OUT)/diagram
@@ -280,10 +277,10 @@ all: $(LIBRARY) $(LIBRARY_TESTS) $(LESSON_PROGRAMS)
 SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
 test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' EMULATOR='$(EMULATOR)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
-	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
+	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' EMULATOR='$(EMULATOR)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 
 # `make golden` regenerates the conformance suite's data (tests/golden/) with numpy and PyTorch.
@@ -299,13 +296,13 @@ memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(
 
 # The walk-through output quoted in docs/ is copied from the programs, never typed in.
 docs: $(WALKTHROUGHS) $(PLOTS)
-	@BUILD='$(BUILD)' sh tests/docs.sh update
+	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' sh tests/docs.sh update
 	@mkdir -p docs/img
 	@for d in $(LESSON_DIRS); do n=$${d#lessons/}; n=$${n%%-*}; \
 	    for png in $(BUILD)/lesson$$n/*.png; do [ -f "$$png" ] || continue; \
 	    cp "$$png" docs/img/$$n-$${png##*/}; echo "copied docs/img/$$n-$${png##*/}"; done; done
 check-docs: $(WALKTHROUGHS)
-	@BUILD='$(BUILD)' sh tests/docs.sh check
+	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' sh tests/docs.sh check
 
 # `make plots` (or `make plot`): every lesson's plot. `make lessonN plot`: lesson N's. No
 # benchmark runs for them: the benchmarks' plots are `make bench-plots`.
@@ -327,7 +324,7 @@ bench-plots: $(foreach s,$(BENCH_PLOTS_WANTED),$(BUILD)/lesson$(firstword $(subs
 	@for spec in $(BENCH_PLOTS_WANTED); do \
 	    n=$${spec%%:*} rest=$${spec#*:}; topic=$${rest%%:*} dir=$${rest#*:}; out=$(BUILD)/lesson$$n; \
 	    echo "  BENCH $$out/$$topic-bench.dat"; \
-	    $$out/bench $(BENCH_FLAGS) --data $$out/$$topic-bench.dat >$$out/bench.txt || { cat $$out/bench.txt; exit 1; }; \
+	    $(EMULATOR) $$out/bench $(BENCH_FLAGS) --data $$out/$$topic-bench.dat >$$out/bench.txt || { cat $$out/bench.txt; exit 1; }; \
 	    gnuplot -e "data='$$out/$$topic-bench.dat'; output='$$out/$$topic-bench.png'" $$dir/bench.gp || exit 1; \
 	    echo "wrote $$out/$$topic-bench.png"; \
 	done
@@ -336,11 +333,11 @@ bench-plots: $(foreach s,$(BENCH_PLOTS_WANTED),$(BUILD)/lesson$(firstword $(subs
 # `make lessonN bench`: lesson N's. BENCH_FLAGS=--quick makes it a smoke run.
 ifeq ($(SELECTED),)
 bench: $(BENCHES)
-	@for b in $^; do $$b $(BENCH_FLAGS) || exit 1; echo; done
+	@for b in $^; do $(EMULATOR) $$b $(BENCH_FLAGS) || exit 1; echo; done
 else
 bench: $(foreach d,$(SELECTED),$(BENCH_$(call lesson_number,$(d))))
 	@for d in $(SELECTED); do [ -f $$d/bench.c ] || echo "$$d has no benchmark"; done
-	@for b in $^; do $$b $(BENCH_FLAGS) || exit 1; echo; done
+	@for b in $^; do $(EMULATOR) $$b $(BENCH_FLAGS) || exit 1; echo; done
 endif
 
 # ---- grading (docs/instructors.md) ---------------------------------------------------------

@@ -1,6 +1,7 @@
 /*
  * bench.c - timing and reporting for the lessons' benchmarks. See bench.h.
  */
+#define _DARWIN_C_SOURCE /* _SC_NPROCESSORS_ONLN, which macOS hides under _POSIX_C_SOURCE alone */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
@@ -28,11 +29,13 @@ double bench_now(void) {
 
 static bool quick_mode;
 
-/* "AMD EPYC 9R14" from /proc/cpuinfo's first "model name", or the machine's architecture. */
+/* "AMD EPYC 9R14" from Linux's /proc/cpuinfo, its first "model name"; elsewhere, and where
+ * there is none (ARM's cpuinfo has none), the machine's architecture ("arm64"). */
 static void cpu_name(char *buf, size_t size) {
+    snprintf(buf, size, "unknown CPU");
+#ifdef __linux__
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[256];
-    snprintf(buf, size, "unknown CPU");
     while (f && fgets(line, sizeof line, f)) {
         char *colon = strchr(line, ':');
         if (strncmp(line, "model name", 10) == 0 && colon) {
@@ -44,6 +47,7 @@ static void cpu_name(char *buf, size_t size) {
         }
     }
     if (f) fclose(f);
+#endif
     struct utsname u;
     if (strcmp(buf, "unknown CPU") == 0 && uname(&u) == 0) snprintf(buf, size, "%s", u.machine);
 }

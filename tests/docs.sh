@@ -68,7 +68,7 @@ for doc in docs/*.md; do
         fi
         # Lesson 7 trains for a minute; the sections the docs quote come before the training,
         # so 200 steps give them as the full run does (it prints its own numbers for the rest).
-        COURSE_STEPS=200 "$program" >"$outputs/lesson$n.txt" 2>/dev/null || { echo "docs.sh: $program failed" >&2; exit 2; }
+        COURSE_STEPS=200 ${EMULATOR:-} "$program" >"$outputs/lesson$n.txt" 2>/dev/null || { echo "docs.sh: $program failed" >&2; exit 2; }
     done
     [ -n "$lessons" ] || continue
 

@@ -1,7 +1,21 @@
 /*
  * harness.c - the shared test runner. See harness.h.
  */
-#define _GNU_SOURCE /* POSIX 2008, and dlopen's RTLD_NOLOAD (watch_sanitizers) */
+/* Is this build under AddressSanitizer (SANITIZE=1 builds it with UBSan)? It reserves terabytes
+ * of address space, so the memory limit cannot be an address-space one there (limit_memory),
+ * and its reports are caught per test (watch_sanitizers). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(UNDER_ASAN) && defined(__linux__)
+#define _GNU_SOURCE /* dlopen's RTLD_NOLOAD, to find gcc's UBSan runtime (watch_sanitizers) */
+#else
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "harness.h"
 
 #include <inttypes.h>
@@ -12,7 +26,9 @@
 #include <string.h>
 #include <signal.h>
 #include <errno.h>
+#ifdef UNDER_ASAN
 #include <dlfcn.h>
+#endif
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -29,15 +45,6 @@ enum {
 };
 #define DEFAULT_MAX_MEMORY (1LL << 30) /* bytes of memory an exercise's test may take (--max-memory) */
 
-/* Is this build under AddressSanitizer? It reserves terabytes of address space, so the memory
- * limit cannot be an address-space one there (see limit_memory). */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
 
 /* ==== per-test fixture ================================================================== */
 
@@ -50,15 +57,17 @@ static const char *probing; /* while probing: the id of the exercise being probe
  * A sanitizer's report ends the test's process. Its options are compiled in, so that it exits
  * with EXIT_SANITIZER (the grader's runner uses the same code), and in each test the report is
  * written to a file, which the death callback copies to stderr and turns into the test's
- * failure message: the line that names the error and where it happened. The hooks are weak, so
- * that a build without the sanitizers links without them. */
+ * failure message: the line that names the error and where it happened. The options are weak
+ * definitions, and the runtime's setters are named only in a sanitized build: a weak reference
+ * to a function that is nowhere defined links on Linux, but not on macOS. */
 const char *__asan_default_options(void);
 const char *__ubsan_default_options(void);
 /* weak: a test program may need options of its own (test_bad_input.c: malloc may return NULL) */
 __attribute__((weak)) const char *__asan_default_options(void) { return "exitcode=87"; }
 __attribute__((weak)) const char *__ubsan_default_options(void) { return "exitcode=87:halt_on_error=1:print_stacktrace=1"; }
-extern void __sanitizer_set_report_path(const char *path) __attribute__((weak));
-extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+#ifdef UNDER_ASAN
+void __sanitizer_set_report_path(const char *path);
+void __sanitizer_set_death_callback(void (*callback)(void));
 static char report_path[64];
 
 static void sanitizer_died(void) {
@@ -83,18 +92,22 @@ static void sanitizer_died(void) {
 }
 
 static void watch_sanitizers(void) {
-    if (!__sanitizer_set_report_path || !__sanitizer_set_death_callback) return;
     const char *tmp = getenv("TMPDIR");
     snprintf(report_path, sizeof report_path, "%s/course-sanitizer", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
     __sanitizer_set_report_path(report_path);
     __sanitizer_set_death_callback(sanitizer_died);
+#ifdef RTLD_NOLOAD
     /* gcc's UBSan is a library of its own, with its own copy of these two settings */
     void *ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!ubsan) return;
     void (*set_path)(const char *) = (void (*)(const char *))dlsym(ubsan, "__sanitizer_set_report_path");
     void (*set_death)(void (*)(void)) = (void (*)(void (*)(void)))dlsym(ubsan, "__sanitizer_set_death_callback");
     if (set_path && set_death) set_path(report_path), set_death(sanitizer_died);
+#endif
 }
+#else
+static void watch_sanitizers(void) {}
+#endif
 
 static void test_setup(void) {
     if (output_limit) signal(SIGXFSZ, SIG_DFL);
@@ -442,12 +455,14 @@ static void limit_memory(long long bytes) {
     if (bytes <= 0) return;
 #ifdef UNDER_ASAN
     int resource = RLIMIT_DATA;
-    long long mapped_kb = -1;
+    long long mapped_kb = -1; /* what is mapped is read from /proc: where there is none, no limit */
+#ifdef __linux__
     FILE *status = fopen("/proc/self/status", "r");
     char line[256];
     while (status && fgets(line, sizeof line, status))
         if (sscanf(line, "VmData: %lld kB", &mapped_kb) == 1) break;
     if (status) fclose(status);
+#endif
     if (mapped_kb < 0) return;
     rlim_t wanted = (rlim_t)(mapped_kb * 1024 + bytes);
 #else

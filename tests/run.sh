@@ -21,6 +21,7 @@ shift
 build=${BUILD:-build}
 make=${MAKE:-make}
 verbose=${V:-}
+emulator=${EMULATOR:-} # a cross build's programs run under it (qemu-aarch64); unquoted, it may be empty
 results=$build/results
 rm -rf "$results"
 mkdir -p "$results"
@@ -59,21 +60,21 @@ library_tests() {
 }
 title() { sed -n '2s/^ \* [^ ]* - \([^:]*\):.*/\1/p' "tests/$1.c"; }
 for name in $(library_tests); do
-    run "$name" "$(title "$name"): tests/$name.c" "$build/tests/$name"
+    run "$name" "$(title "$name"): tests/$name.c" $emulator "$build/tests/$name"
     run "$name.reference" "$(title "$name") with COURSE_KERNELS=reference: tests/$name.c" \
-        env COURSE_KERNELS=reference "$build/tests/$name"
+        env COURSE_KERNELS=reference $emulator "$build/tests/$name"
 done
 
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
     topic=${rest%%:*} dir=${rest#*:}
-    run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" "$build/lesson$n/test_core"
+    run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" $emulator "$build/lesson$n/test_core"
 
     student=$results/lesson$n.student
     if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
         # the compiler's warnings, without make's own chatter (build lines, jobserver notes)
         grep -v -E '^  (CC|AR|LINK) |^make(\[[0-9]+\])?: ' "$results/lesson$n.build" >"$results/lesson$n.warnings"
-        "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
+        $emulator "$build/lesson$n/test_exercises" --label "lesson $n exercises ($dir/exercises.c)" \
             --results "$student" >"$student.log" 2>&1 || status=1
         if [ "$mode" = student ] || [ "$verbose" = 1 ] || started "$student" || [ ! -s "$student" ]; then
             banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
@@ -87,10 +88,13 @@ for spec in "$@"; do
     else
         banner "lesson $n ($topic) exercises, your file: $dir/exercises.c"
         echo "$dir/exercises.c did not compile:"
-        grep -m 8 -E 'error|undefined reference|multiple definition' "$results/lesson$n.build" | sed 's/^/    /'
+        # GNU ld's words, then macOS's ("Undefined symbols", "_name", referenced from:, "duplicate symbol")
+        grep -m 8 -E 'error|undefined reference|multiple definition|Undefined symbols|duplicate symbol|^ +"_' \
+            "$results/lesson$n.build" | sed 's/^/    /'
         # A call without its prototype: name the header that declares the function (the
         # compiler may quote names with the locale's quotation marks; undeclared.sh reads ' ').
-        sed "s/\xe2\x80\x98/'/g; s/\xe2\x80\x99/'/g" "$results/lesson$n.build" >"$results/lesson$n.ascii"
+        # (printf spells the two marks: macOS's sed reads no \x escapes)
+        sed "s/$(printf '\342\200\230')/'/g; s/$(printf '\342\200\231')/'/g" "$results/lesson$n.build" >"$results/lesson$n.ascii"
         sh tests/undeclared.sh "$results/lesson$n.ascii" common/*.h lessons/*/*.h | sed 's/^/    /'
         echo "compile" >"$student"
         status=1
@@ -98,7 +102,7 @@ for spec in "$@"; do
 
     if [ "$mode" = all ] && [ -f "$dir/solutions.c" ]; then
         run "lesson$n.reference" "lesson $n ($topic) exercises, reference solutions: $dir/solutions.c" \
-            "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all
+            $emulator "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all
     fi
 done
 

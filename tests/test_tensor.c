@@ -438,8 +438,13 @@ END_TEST
 /* The switch: each setting of COURSE_KERNELS runs what it names, an unknown one the reference;
  * and with the reference set, the core's fast paths take nothing and write nothing. */
 START_TEST(test_kernels_switch) {
+#if defined(__x86_64__) && defined(__GNUC__) /* kernels.c's x86 kernels; no other CPU has them */
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const char *native = avx2 && __builtin_cpu_supports("avx512f") ? "avx512" : avx2 ? "avx2" : "generic";
+    bool avx512 = __builtin_cpu_supports("avx512f");
+#else
+    bool avx2 = false, avx512 = false;
+#endif
+    const char *native = avx2 && avx512 ? "avx512" : avx2 ? "avx2" : "generic";
     ck_assert_str_eq(use_kernels("reference"), "reference");
     ck_assert_str_eq(use_kernels("generic"), "generic");
     ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "generic");

@@ -136,6 +136,7 @@ void simd_exp(const float *x, int64_t n, float *out) {
 }
 
 /* ==== rows of views ======================================================================= */
+#ifdef SIMD_X86 /* only the AVX2 rows below copy a view */
 
 /* A view whose rows are not contiguous (a transposed one) is first copied whole, in the
  * contiguous layout of its shape, by the core's transposing copy (tiles, and streaming stores
@@ -147,6 +148,7 @@ static void copy_contiguous(const Tensor *x, float *dst) {
     contiguous_strides(x->shape, x->rank, strides);
     strided_copy(x->rank, x->shape, dst, strides, tensor_data(x), x->strides);
 }
+#endif
 
 bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
 #ifdef SIMD_X86

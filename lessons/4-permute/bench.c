@@ -13,7 +13,8 @@
  * memory that was written before. One row shows what new memory from the operating system
  * costs instead: a page fault (the page is mapped and zeroed) on the first touch of every 4 KB.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE  /* MAP_ANONYMOUS, on glibc and musl */
+#define _DARWIN_C_SOURCE /* and on macOS, where _POSIX_C_SOURCE alone hides it */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>

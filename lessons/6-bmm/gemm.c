@@ -37,6 +37,7 @@
  */
 #include "gemm.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +277,9 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
      * allocates its own. One allocation, not two: glibc gives blocks over 128 KB back to the
      * system when they are freed, and with two it did so, then faulted the pages in again, on
      * every call (a quarter of the time at 256^3). */
-    static _Thread_local _Alignas(64) float small_buffer[GEMM_SMALL_BUFFER];
+    static _Thread_local float small_space[GEMM_SMALL_BUFFER + 16];
+    /* aligned by hand: macOS's thread-local storage is only 16-byte aligned, whatever _Alignas says */
+    float *small_buffer = (float *)(((uintptr_t)small_space + 63) & ~(uintptr_t)63);
     int64_t rows = kernel->rows;
     size_t a_floats = (size_t)round_up((a_cs == 1 ? rows : round_up(min64(m, MC), rows)) * min64(k, KC), 16);
     size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);

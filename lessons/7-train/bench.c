@@ -1,7 +1,8 @@
 /*
  * bench.c - lesson 7's benchmark (`make lesson7 bench`): one training step of the lesson's
  * model (run.h: forward, backward, AdamW, ctx_reset) against the same step in PyTorch on the
- * CPU with one thread (torch_model.py, run by Debian's /usr/bin/python3 with python3-torch).
+ * CPU with one thread (torch_model.py, run by $PYTHON: by default Debian's /usr/bin/python3,
+ * with python3-torch, or python3 where there is none, as on macOS).
  *
  * The two are timed in turns: PyTorch's steps in a process of its own, then ours, then both
  * again (twice more if the ratio misses); each side keeps its best time, since noise only ever
@@ -12,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "data.h"
@@ -43,12 +45,15 @@ static void step(void *arg) {
 /* version has room for 64 chars */
 static double torch_step_ms(int steps, char version[64], char *why, size_t wsize) {
     const ModelConfig *c = &RUN_CONFIG;
-    char command[512];
-    snprintf(command, sizeof command, "/usr/bin/python3 lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1",
+    const char *python = getenv("PYTHON") && *getenv("PYTHON") ? getenv("PYTHON")
+                         : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
+                                                                 : "python3";
+    char command[1024];
+    snprintf(command, sizeof command, "%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1", python,
              RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads, (long long)c->layers,
              (long long)c->mlp, steps);
     FILE *p = popen(command, "r");
-    if (!p) return snprintf(why, wsize, "cannot start /usr/bin/python3 (sudo apt-get install -y python3-torch)"), -1;
+    if (!p) return snprintf(why, wsize, "cannot start %s", python), -1;
     char line[512];
     double best = -1, median;
     why[0] = '\0';
@@ -56,7 +61,8 @@ static double torch_step_ms(int steps, char version[64], char *why, size_t wsize
         if (sscanf(line, "torch_step_ms %lf %lf", &best, &median) == 2) continue;
         if (sscanf(line, "torch_version %63s", version) == 1) continue;
         if (strstr(line, "No module named"))
-            snprintf(why, wsize, "python3-torch is not installed: sudo apt-get install -y python3-torch");
+            snprintf(why, wsize, "%s has no PyTorch: sudo apt-get install -y python3-torch (Debian, Ubuntu), or "
+                                 "pip install torch and PYTHON=that python", python);
         else if (strstr(line, "rror") || strstr(line, "can't open"))
             snprintf(why, wsize, "%.*s", (int)strcspn(line, "\n"), line);
     }

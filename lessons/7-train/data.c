@@ -45,8 +45,11 @@ int words_load(Words *w, const char *path, uint64_t seed) {
     if (!path) path = WORDS_DEFAULT_PATH;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return tensor_set_error("words_load: cannot read %s (%s). It comes with Debian's wamerican package: "
-                                "sudo apt-get install -y wamerican", path, strerror(errno)), -1;
+        return tensor_set_error("words_load: cannot read %s (%s)%s", path, strerror(errno),
+                                strcmp(path, WORDS_DEFAULT_PATH) == 0
+                                    ? ". The path is relative: run the program from the course's top directory, "
+                                      "as make does, or name a word list with COURSE_WORDS=FILE"
+                                    : ""), -1;
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     rewind(f);

@@ -14,8 +14,10 @@
 #include "rng.h"
 #include "train.h"
 
-/* Debian's wamerican package installs it. */
-#define WORDS_DEFAULT_PATH "/usr/share/dict/american-english"
+/* The course's word list: Debian's wamerican, filtered as words_load filters and shipped, so
+ * that every machine trains on the same words (words-copyright.txt says how it was made). The
+ * path is relative to the course's top directory, where make runs every program. */
+#define WORDS_DEFAULT_PATH "lessons/7-train/words.txt"
 #define WORDS_VOCAB 27
 
 int64_t char_to_token(char c); /* -1 for anything but '.' and a-z */
@@ -37,7 +39,7 @@ typedef struct {
 
 /* Reads the word list at path (WORDS_DEFAULT_PATH when NULL): every line lowercased, kept if it
  * is then letters a-z only, duplicates dropped, shuffled with `seed`, and split. Returns 0, or
- * -1 with an error (a missing file names the package and the command that installs it). Free
+ * -1 with an error (the course's own list, missing, says to run from the top directory). Free
  * with words_free (also after a failure). */
 int words_load(Words *w, const char *path, uint64_t seed);
 void words_free(Words *w);

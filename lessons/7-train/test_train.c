@@ -3,6 +3,7 @@
  * attention, the whole model against PyTorch (tests/golden/model.txt) and against central
  * differences, AdamW, the data, the checkpoint format, and a short training run.
  */
+#define _DARWIN_C_SOURCE /* mkdtemp, which macOS hides under _POSIX_C_SOURCE alone */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -401,7 +402,17 @@ START_TEST(test_words) {
     words_free(&w);
     unlink(path);
     ck_assert_int_eq(words_load(&w, "/nonexistent/words", 1), -1);
-    EXPECT_ERROR("wamerican package: sudo apt-get install -y wamerican", "a missing word list");
+    EXPECT_ERROR("cannot read /nonexistent/words (", "a missing word list");
+    words_free(&w);
+    /* the course's own list is found from the top directory only, and its error says so */
+    ck_assert_int_eq(words_load(&w, NULL, 1), 0);
+    ck_assert_int_eq(w.read, 73445);
+    ck_assert_int_eq(w.n_words, 73445);
+    words_free(&w);
+    ck_assert_int_eq(chdir("/"), 0);
+    ck_assert_int_eq(words_load(&w, NULL, 1), -1);
+    EXPECT_ERROR("cannot read lessons/7-train/words.txt (", "the course's list, from elsewhere");
+    EXPECT_ERROR("run the program from the course's top directory", "the course's list, from elsewhere");
     words_free(&w);
 }
 END_TEST
