@@ -6,7 +6,6 @@
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
 #   tests/ensure-deps.sh zip       zip and unzip (for make gradescope and its test)
 #   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
-#   tests/ensure-deps.sh words     Debian's English word list, wamerican (lesson 7's data)
 #   tests/ensure-deps.sh golden    Debian's python3 with numpy and PyTorch (for make golden;
 #                                  PYTHON names the interpreter, /usr/bin/python3 by default)
 # As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
@@ -43,11 +42,6 @@ openblas)
     need="OpenBLAS"
     have_deps() { [ -n "$(find /usr/include -name cblas.h 2>/dev/null | head -n 1)" ]; }
     ;;
-words)
-    packages="wamerican"
-    need="the English word list /usr/share/dict/american-english"
-    have_deps() { [ -f /usr/share/dict/american-english ]; }
-    ;;
 golden)
     packages="python3-numpy python3-torch"
     need="python3 with numpy and PyTorch"
@@ -59,6 +53,12 @@ golden)
     ;;
 esac
 
+# The grader's sandbox is made of Linux's seccomp and namespaces: elsewhere there is nothing to
+# install, only a Linux machine to grade on.
+if [ "$what" = grader ] && [ "$(uname -s)" != Linux ]; then
+    echo "The grader runs on Linux only (its sandbox is Linux's seccomp and namespaces), not on $(uname -s): grade on a Linux machine or on Gradescope." >&2
+    exit 2
+fi
 have_deps && exit 0
 # Not root, with libseccomp but no bubblewrap: the sandbox builds and runs without namespaces
 # (it then says so, and grades only where it may); recommend bubblewrap, do not require it.
@@ -101,6 +101,7 @@ elif command -v brew >/dev/null 2>&1; then
     [ "$what" = valgrind ] && echo "    (valgrind does not run on macOS: use make test SANITIZE=1)" >&2
     [ "$what" = openblas ] && echo "    brew install openblas" >&2
     [ "$what" = golden ] && echo "    python3 -m pip install numpy torch, then make golden PYTHON=python3" >&2
+    [ "$what" = zip ] && echo "    brew install zip unzip" >&2
 else
     echo "    sudo apt-get install -y $packages    (or your system's packages for $need)" >&2
 fi

@@ -39,6 +39,9 @@
  *
  * GRADE_SANDBOX=namespaces|uid|none forces a mode; the default is the strongest that works.
  */
+#ifndef __linux__
+#error "the grader's sandbox is made of Linux's seccomp and namespaces: build and grade on Linux"
+#endif
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -100,6 +100,22 @@ check "all correct: the report's first line says what isolation is in effect" \
     sh -c "head -n 1 '$fixtures/grader-correct.txt' | grep -q '^sandbox: .*seccomp allowlist' && ! grep -q 'NOT ISOLATED' '$fixtures/grader-correct.txt'"
 check "all correct: so does results.json's output" grep -q '"output": "sandbox: ' "$results"
 
+# ---- off Linux (a Mac), the grader refuses in one line: its sandbox is Linux's -----------------
+mkdir -p "$fixtures/darwin-bin"
+printf '#!/bin/sh\necho Darwin\n' >"$fixtures/darwin-bin/uname"
+chmod +x "$fixtures/darwin-bin/uname"
+for script in grade.sh grade-all.sh; do
+    case $script in grade.sh) args="--submission $fixtures/correct" ;; *) args="--submissions $fixtures" ;; esac
+    PATH="$fixtures/darwin-bin:$PATH" BUILD=$build MAKE=$make sh tests/$script $args >"$fixtures/grader-darwin.txt" 2>&1
+    code=$? show=$fixtures/grader-darwin.txt
+    check "on macOS: $script refuses (exit 2) in one line that says the grader runs on Linux only" \
+        sh -c "[ $code -eq 2 ] && [ \$(wc -l <'$fixtures/grader-darwin.txt') -eq 1 ] && grep -q 'runs on Linux only' '$fixtures/grader-darwin.txt'"
+done
+PATH="$fixtures/darwin-bin:$PATH" sh tests/ensure-deps.sh grader >"$fixtures/grader-darwin.txt" 2>&1
+code=$? show=$fixtures/grader-darwin.txt
+check "on macOS: the grader's dependencies are refused in one line, not looked for" \
+    sh -c "[ $code -eq 2 ] && [ \$(wc -l <'$fixtures/grader-darwin.txt') -eq 1 ] && grep -q 'runs on Linux only' '$fixtures/grader-darwin.txt'"
+
 # ---- the sandbox's modes: without isolation the grader refuses, unless told ---------------------
 GRADE_SANDBOX=none BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/correct" --name grader-none \
     --exercise 1.2 >"$fixtures/grader-none.txt" 2>&1
