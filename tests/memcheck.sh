@@ -7,10 +7,13 @@
 # stretched tenfold, since valgrind runs programs some 20-50 times slower. Lesson 7's walk-through
 # trains for 2 steps instead of its minute's worth and evaluates on 512 tokens (COURSE_STEPS,
 # COURSE_EVAL_TOKENS): its vector code runs some 300 times slower under valgrind.
+# The programs run one per core at once (MEMCHECK_JOBS=N for another number); their results
+# are printed in the order given.
 log_dir=${BUILD:-build}/memcheck
 mkdir -p "$log_dir"
-status=0
-for program in "$@"; do
+
+if [ "${1:-}" = --one ]; then # one program: its line goes to its .result file
+    program=$2
     name=$(echo "$program" | tr / _)
     log=$log_dir/$name.log
     case $program in
@@ -22,15 +25,27 @@ for program in "$@"; do
         --error-exitcode=99 --log-file="$log.%p" "$program" >"$log" 2>&1
     code=$?
     if [ $code = 0 ]; then
-        echo "clean   $program"
+        echo "clean   $program" >"$log_dir/$name.result"
         rm -f "$log" "$log".*
-        continue
+        exit 0
     fi
-    status=1
     if [ $code = 99 ]; then why="valgrind found errors"; else why="the program failed (exit status $code)"; fi
-    echo "FAILED  $program: $why. Its output: $log; valgrind's reports: $log.PID"
-    for report in "$log".*; do [ -s "$report" ] && head -n 30 "$report"; done | sed 's/^/    /'
-    [ $code = 99 ] || tail -n 10 "$log" | sed 's/^/    /'
+    {
+        echo "FAILED  $program: $why. Its output: $log; valgrind's reports: $log.PID"
+        for report in "$log".*; do [ -s "$report" ] && head -n 30 "$report"; done | sed 's/^/    /'
+        [ $code = 99 ] || tail -n 10 "$log" | sed 's/^/    /'
+    } >"$log_dir/$name.result"
+    exit 1
+fi
+
+jobs=${MEMCHECK_JOBS:-$(nproc 2>/dev/null || echo 1)}
+for program in "$@"; do rm -f "$log_dir/$(echo "$program" | tr / _).result"; done
+printf '%s\n' "$@" | xargs -P "$jobs" -n 1 sh "$0" --one
+status=0
+for program in "$@"; do
+    result=$log_dir/$(echo "$program" | tr / _).result
+    if [ -s "$result" ]; then cat "$result"; else echo "FAILED  $program: memcheck.sh did not finish it"; fi
+    grep -q '^clean ' "$result" 2>/dev/null || status=1
 done
 [ $status = 0 ] && echo "memcheck: $# programs, no memory error and no leak"
 exit $status
