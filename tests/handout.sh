@@ -33,9 +33,9 @@ awk '
         print
     }
 ' "$out/course/README.md" >"$out/README.handout" && mv "$out/README.handout" "$out/course/README.md"
-if grep -q -e 'solutions\.c' -e 'instructors\.md' -e '<!-- *course' -e 'handout:' "$out/course/README.md"; then
+if grep -q -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '<!-- *course' -e 'handout:' "$out/course/README.md"; then
     echo "handout.sh: the handout's README still speaks of the course's own files (README.md's markers):" >&2
-    grep -n -e 'solutions\.c' -e 'instructors\.md' -e '<!-- *course' -e 'handout:' "$out/course/README.md" >&2
+    grep -n -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '<!-- *course' -e 'handout:' "$out/course/README.md" >&2
     exit 1
 fi
 (cd "$out" && find course -type f | sort) >"$out/files.txt"
