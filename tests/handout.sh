@@ -13,8 +13,11 @@ short=$(git rev-parse --short HEAD)
 rm -rf "$out/course"
 mkdir -p "$out"
 git archive --format=tar --prefix=course/ "$commit" | tar -xf - -C "$out"
+# Left out besides the solutions and the grader: the lesson template (an author's checklist,
+# about solutions.c and the grader) and the course's CI, .ci/ and .github/ (in a student's
+# repository the workflow would run on every push).
 rm -rf "$out"/course/lessons/*/solutions.c "$out/course/tests/grading" "$out/course/docs/instructors.md" "$out/course/.ci" \
-    "$out/course/docs/lesson-template.md" # an author's checklist, about solutions.c and the grader
+    "$out/course/docs/lesson-template.md" "$out/course/.github"
 # The handout's README is the course's, for students (README.md marks what differs):
 #   a line with <!-- course-only -->, and <!-- course: --> ... <!-- :course --> (inline, or
 #   lines of their own) are left out; <!-- handout: ... :handout --> lines are the handout's own
@@ -33,9 +36,9 @@ awk '
         print
     }
 ' "$out/course/README.md" >"$out/README.handout" && mv "$out/README.handout" "$out/course/README.md"
-if grep -q -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '<!-- *course' -e 'handout:' "$out/course/README.md"; then
+if grep -q -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '\.github/' -e '<!-- *course' -e 'handout:' "$out/course/README.md"; then
     echo "handout.sh: the handout's README still speaks of the course's own files (README.md's markers):" >&2
-    grep -n -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '<!-- *course' -e 'handout:' "$out/course/README.md" >&2
+    grep -n -e 'solutions\.c' -e 'instructors\.md' -e '\.ci/' -e '\.github/' -e '<!-- *course' -e 'handout:' "$out/course/README.md" >&2
     exit 1
 fi
 (cd "$out" && find course -type f | sort) >"$out/files.txt"

@@ -576,6 +576,8 @@ if command -v git >/dev/null 2>&1; then
     tar -xzf "$repo/build/handout/course-handout.tar.gz" -C "$unpacked"
     check "handout: no solutions.c in it" sh -c "! find '$unpacked' -name solutions.c | grep -q ."
     check "handout: no grader fixtures in it" test ! -d "$unpacked/course/tests/grading"
+    check "handout: none of the course's CI (.ci/, .github/), which a student's repository would run on every push" \
+        sh -c "[ ! -e '$unpacked/course/.ci' ] && [ ! -e '$unpacked/course/.github' ]"
     echo "uncommitted-0x7f3a" >"$repo/lessons/1-broadcast/uncommitted.txt"
     echo "/* uncommitted-0x7f3a */" >>"$repo/lessons/1-broadcast/exercises.c"
     (cd "$repo" && sh tests/handout.sh build/handout-dirty) >"$fixtures/handout-dirty.txt" 2>&1
