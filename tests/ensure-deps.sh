@@ -3,6 +3,7 @@
 #   tests/ensure-deps.sh check     the Check unit-test framework and pkg-config (for the tests)
 #   tests/ensure-deps.sh gnuplot   gnuplot without X (for the plots)
 #   tests/ensure-deps.sh grader    libseccomp and bubblewrap (for make grade: the sandbox)
+#   tests/ensure-deps.sh linux     only that this is Linux, where the grader runs (grade.sh asks)
 #   tests/ensure-deps.sh valgrind  valgrind (for make memcheck)
 #   tests/ensure-deps.sh zip       zip and unzip (for make gradescope and its test)
 #   tests/ensure-deps.sh openblas  OpenBLAS (optional: lesson 6's benchmark compares with it)
@@ -11,6 +12,15 @@
 # As root on Debian or Ubuntu it installs them with apt-get; otherwise it prints the command
 # to run and fails.
 what=${1:-check}
+# The grader's sandbox is made of Linux's seccomp and namespaces: elsewhere there is nothing to
+# install, only a Linux machine to grade on.
+if [ "$what" = grader ] || [ "$what" = linux ]; then
+    if [ "$(uname -s)" != Linux ]; then
+        echo "the grader runs on Linux only (its sandbox is Linux's seccomp and namespaces), not on $(uname -s): grade on a Linux machine or on Gradescope" >&2
+        exit 2
+    fi
+    [ "$what" = linux ] && exit 0
+fi
 case $what in
 check)
     packages="check pkg-config"
@@ -53,12 +63,6 @@ golden)
     ;;
 esac
 
-# The grader's sandbox is made of Linux's seccomp and namespaces: elsewhere there is nothing to
-# install, only a Linux machine to grade on.
-if [ "$what" = grader ] && [ "$(uname -s)" != Linux ]; then
-    echo "The grader runs on Linux only (its sandbox is Linux's seccomp and namespaces), not on $(uname -s): grade on a Linux machine or on Gradescope." >&2
-    exit 2
-fi
 have_deps && exit 0
 # Not root, with libseccomp but no bubblewrap: the sandbox builds and runs without namespaces
 # (it then says so, and grades only where it may); recommend bubblewrap, do not require it.

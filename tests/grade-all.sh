@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     *) echo "grade-all.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ "$(uname -s)" = Linux ] || { echo "grade-all.sh: the grader runs on Linux only (its sandbox is Linux's seccomp and namespaces), not on $(uname -s): grade on a Linux machine or on Gradescope" >&2; exit 2; }
+sh tests/ensure-deps.sh linux || exit 2
 [ -d "$submissions" ] || { echo "grade-all.sh: $submissions is not a directory" >&2; exit 2; }
 lessons=$(printf '%s ' lessons/[1-9]-*) # the lessons graded: their exercises are the gradebook's columns
 if [ -n "$lesson" ]; then

@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     *) not_graded "unknown option $1" ;;
     esac
 done
-[ "$(uname -s)" = Linux ] || not_graded "the grader runs on Linux only (its sandbox is Linux's seccomp and namespaces), not on $(uname -s): grade on a Linux machine or on Gradescope"
+platform=$(sh tests/ensure-deps.sh linux 2>&1) || not_graded "$platform"
 build=${BUILD:-build}
 make=${MAKE:-make}
 # The calling make's jobserver is not handed to this script (its recipe has no "+"), so a make

@@ -45,9 +45,8 @@ static void step(void *arg) {
 /* version has room for 64 chars */
 static double torch_step_ms(int steps, char version[64], char *why, size_t wsize) {
     const ModelConfig *c = &RUN_CONFIG;
-    const char *python = getenv("PYTHON") && *getenv("PYTHON") ? getenv("PYTHON")
-                         : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
-                                                                 : "python3";
+    const char *python = getenv("PYTHON");
+    if (!python || !*python) python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     char command[1024];
     snprintf(command, sizeof command, "%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1", python,
              RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads, (long long)c->layers,
