@@ -1,536 +1,97 @@
 /*
- * kernels.c - the core's fast paths (kernels.h) and the COURSE_KERNELS switch.
- *
- * What it speeds up: strided_copy and strided_accumulate (tensor.c), and so tensor_contiguous,
- * tensor_to_array, every sum over an axis and every backward that adds through a view (and
- * reshape's, through kernels_add). When it takes over: always, unless COURSE_KERNELS=reference.
- * It computes what the reference's odometer computes, in an order that follows memory:
- *   1. dims that the source walks backwards are walked forwards, the dims are sorted so that
- *      the innermost loop has the smallest strides, and dims that line up are merged;
- *   2. the innermost loop is then one of a few plain loops: a row copied (memcpy) or added,
- *      a row summed into one element, one value broadcast along a row;
- *   3. a transpose (each operand contiguous along a different dim) is cut into tiles, each
- *      moved through AVX2 registers 8 x 16 at a time, and a large copy streams its writes.
- * docs/4-permute.md ("How fast is the copy") and docs/2-reduce.md ("How fast: walking memory in
- * order") measure each step.
+ * kernels.c - the table of kernels (kernels.h): which kernel each entry points at, for each
+ * setting of COURSE_KERNELS. This is the one place that names both kinds of kernel.
  */
 #include "kernels.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define KERNELS_X86 1
-#include <immintrin.h>
-#endif
+#include "kernels_fast.h"
+#include "platform.h"
 
-/* ==== the switch ========================================================================== */
+static Kernels table;
+static KernelMode mode;
+static bool avx512;
+static bool filled;
+static const char *setting_used;
 
-/* Asked on every call too (the fast paths ask for every op): a test of a bit the C library set
- * when the program started, no string compared. */
-typedef enum { CPU_AVX2_FMA, CPU_AVX512 } CpuFeature;
-static bool cpu_has(CpuFeature what) {
-#ifdef KERNELS_X86
-    if (what == CPU_AVX2_FMA) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return __builtin_cpu_supports("avx512f");
-#else
-    (void)what;
-    return false;
-#endif
+static void fill(KernelMode want) {
+    /* reference: every op runs the chapter's loop */
+    table = (Kernels){
+        .copy = strided_copy_reference,
+        .accumulate = strided_accumulate_reference,
+        .binary = binary_reference,
+        .binary_backward = binary_backward_reference,
+        .softmax_rows = softmax_rows_reference,
+        .cross_entropy = cross_entropy_reference,
+        .gather_rows = gather_rows_reference,
+        .matmul = matmul_reference,
+        .gelu = gelu_reference,
+        .gelu_backward = gelu_backward_reference,
+        .adamw = adamw_reference,
+    };
+    mode = want == KERNELS_NATIVE && !platform_has_native() ? KERNELS_PORTABLE : want;
+    if (mode == KERNELS_REFERENCE) return;
+    /* portable: the fast kernels that are plain C (under native they use the vector
+     * instructions too, choosing for themselves with kernels_mode()) */
+    table.copy = strided_copy_fast;
+    table.accumulate = strided_accumulate_fast;
+    table.binary = binary_fast;
+    table.binary_backward = binary_backward_fast;
+    table.gather_rows = gather_rows_fast;
+    table.matmul = matmul_fast;
+    table.gelu = gelu_fast;
+    table.gelu_backward = gelu_backward_fast;
+    if (mode != KERNELS_NATIVE) return;
+    /* native: the fast kernels written for this CPU's vector instructions alone */
+    table.softmax_rows = softmax_rows_fast;
+    table.cross_entropy = cross_entropy_fast;
+    table.adamw = adamw_fast;
 }
 
-static bool kernels_are(const char *want, const char *name) { return want && strcmp(want, name) == 0; }
-
-/* kernels_mode for the value `want` of COURSE_KERNELS (NULL when unset) */
-static Kernels mode_of(const char *want) {
-    static _Thread_local bool warned;
-    if (!want || !*want || kernels_are(want, "native") || kernels_are(want, "avx2"))
-        return cpu_has(CPU_AVX2_FMA) ? KERNELS_NATIVE : KERNELS_GENERIC;
-    if (kernels_are(want, "generic")) return KERNELS_GENERIC;
-    if (!kernels_are(want, "reference") && !warned) {
-        warned = true;
-        fprintf(stderr,
-                "COURSE_KERNELS=%s is not one of reference, generic, avx2, native: running the reference loops\n", want);
+const char *kernels_use(const char *setting) {
+    static bool warned;
+    bool native = !setting || !*setting || strcmp(setting, "native") == 0, capped = setting && strcmp(setting, "avx2") == 0;
+    if (native || capped) {
+        fill(KERNELS_NATIVE);
+        setting_used = capped ? "avx2" : "native";
+    } else if (strcmp(setting, "portable") == 0) {
+        fill(KERNELS_PORTABLE);
+        setting_used = "portable";
+    } else {
+        fill(KERNELS_REFERENCE);
+        setting_used = "reference";
+        if (strcmp(setting, "reference") != 0 && !warned) {
+            warned = true;
+            fprintf(stderr,
+                    "COURSE_KERNELS=%s is not one of reference, portable, native, avx2: running the reference loops\n",
+                    setting);
+        }
     }
-    return KERNELS_REFERENCE;
+    avx512 = mode == KERNELS_NATIVE && native && platform_has_avx512();
+    filled = true;
+    return kernels_name();
 }
 
-Kernels kernels_mode(void) { return mode_of(getenv("COURSE_KERNELS")); }
+const char *kernels_setting(void) { return kernels(), setting_used; }
 
-bool kernels_avx512(void) {
-    const char *want = getenv("COURSE_KERNELS"); /* once: it is a walk through the environment */
-    return mode_of(want) == KERNELS_NATIVE && !kernels_are(want, "avx2") && cpu_has(CPU_AVX512);
+/* Read once: the table is filled before any thread of the program's can ask (the course's
+ * programs start none), and kernels_use is for tests and benchmarks. */
+const Kernels *kernels(void) {
+    if (!filled) kernels_use(getenv("COURSE_KERNELS"));
+    return &table;
 }
+
+KernelMode kernels_mode(void) { return kernels(), mode; }
+
+bool kernels_avx512(void) { return kernels(), avx512; }
 
 const char *kernels_name(void) {
     switch (kernels_mode()) {
     case KERNELS_REFERENCE: return "reference";
-    case KERNELS_GENERIC: return "generic";
-    default: return kernels_avx512() ? "avx512" : "avx2";
+    case KERNELS_PORTABLE: return "portable";
+    default: return avx512 ? "avx512" : "avx2";
     }
-}
-
-/* ==== merging dims ========================================================================= */
-
-int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
-    const char *op = "kernels_merge_dims";
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), -1;
-    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
-        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
-                                NDITER_MAX_OPERANDS), -1;
-    bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
-    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
-    if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
-    int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
-    int m = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        if (shape[d] == 1) continue; /* never moves */
-        bool joins = m > 0;
-        for (int k = 0; k < n_operands && joins; k++) joins = dims_merge(shape[d], strides[k][d], sizes[m - 1], steps[k][m - 1]);
-        if (joins) {
-            sizes[m - 1] *= shape[d];
-        } else {
-            sizes[m] = shape[d];
-            for (int k = 0; k < n_operands; k++) steps[k][m] = strides[k][d];
-            m++;
-        }
-    }
-    for (int d = 0; d < m; d++) {
-        merged_shape[d] = sizes[m - 1 - d];
-        for (int k = 0; k < n_operands; k++) merged_strides[k][d] = steps[k][m - 1 - d];
-    }
-    return m;
-}
-
-void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *inner_n, int64_t *inner_strides) {
-    nditer_init(it, rank, shape, n_operands, strides); /* checks the arguments */
-    if (!it) return;
-    if (!inner_n || (n_operands > 0 && !inner_strides)) {
-        it->remaining = 0; /* visits nothing */
-        tensor_set_error("nditer_init_inner: inner_n and inner_strides must not be NULL");
-        return;
-    }
-    *inner_n = 0;
-    if (it->remaining == 0) return; /* a failed start, or an empty shape */
-    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
-    int m = kernels_merge_dims(rank, shape, n_operands, strides, merged_shape, merged);
-    /* the last merged dim is the inner loop's; the others are the iterator's */
-    *inner_n = m > 0 ? merged_shape[m - 1] : 1;
-    for (int k = 0; k < n_operands; k++) inner_strides[k] = m > 0 ? merged[k][m - 1] : 0;
-    it->rank = m > 0 ? m - 1 : 0;
-    for (int d = 0; d < it->rank; d++) {
-        it->shape[d] = merged_shape[d];
-        for (int k = 0; k < n_operands; k++) it->strides[k][d] = merged[k][d];
-    }
-    it->remaining /= *inner_n;
-}
-
-/* ==== the plain inner loops ================================================================ */
-
-typedef enum { COPY, ADD, STREAM } Write; /* STREAM: a copy whose stores bypass the cache */
-
-/* |s|, kept in range for the one stride whose negation overflows */
-static int64_t magnitude(int64_t s) { return s >= 0 ? s : s == INT64_MIN ? INT64_MAX : -s; }
-
-/* d[i * ds] = s[i * ss] for i < n. */
-static void row_copy(int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
-    if (ds == 1 && ss == 1) {
-        memcpy(d, s, (size_t)n * sizeof *d);
-    } else if (ss == 0) {
-        for (int64_t i = 0; i < n; i++) d[i * ds] = s[0];
-    } else {
-        for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];
-    }
-}
-
-/* d[i] += s_0[i] + ... + s_{k-1}[i] for k <= 4 rows of n floats. Eight at a time: gcc -O2 does
- * not vectorize a loop of unknown length, but it does turn eight copies of a statement into
- * one vector instruction. Four rows per pass load and store d a quarter as often. */
-static void rows_add(float *restrict d, const float *const *s, int k, int64_t n) {
-    const float *restrict a = s[0], *restrict b = k > 1 ? s[1] : NULL, *restrict c = k > 2 ? s[2] : NULL,
-                          *restrict e = k > 3 ? s[3] : NULL;
-    int64_t i = 0;
-    if (k == 4) {
-        for (; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; j++) d[i + j] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
-        for (; i < n; i++) d[i] += (a[i] + b[i]) + (c[i] + e[i]);
-        return;
-    }
-    for (int r = 0; r < k; r++) {
-        const float *restrict x = s[r];
-        for (i = 0; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; j++) d[i + j] += x[i + j];
-        for (; i < n; i++) d[i] += x[i];
-    }
-}
-
-/* o[n - 1 - i] += x[i] for i < n: a row added onto a row that runs the other way (a reversed
- * view summed over its first axis), eight at a time as in rows_add. */
-static void row_add_reversed(float *restrict o, const float *restrict x, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) o[n - 1 - (i + j)] += x[i + j];
-    for (; i < n; i++) o[n - 1 - i] += x[i];
-}
-
-/* d[i] += x for i < n: one value added along a row (the backward of a sum over the row),
- * eight at a time as in rows_add. */
-static void row_add_value(float *restrict d, float x, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) d[i + j] += x;
-    for (; i < n; i++) d[i] += x;
-}
-
-/* d[i * ds] += s[i * ss] for i < n, the contiguous cases in rows_add and row_add_value. */
-static void row_add(int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
-    if (ds == 1 && ss == 1) {
-        rows_add(d, &s, 1, n);
-    } else if (ds == -1 && ss == 1) {
-        row_add_reversed(d - (n - 1), s, n);
-    } else if (ds == 1 && ss == 0) {
-        row_add_value(d, s[0], n);
-    } else if (ss == 0) {
-        for (int64_t i = 0; i < n; i++) d[i * ds] += s[0];
-    } else {
-        for (int64_t i = 0; i < n; i++) d[i * ds] += s[i * ss];
-    }
-}
-
-/* The total of a chunk of n floats x, added up in eight running sums acc: theirs, or, when a
- * running sum overflowed float (+inf and -inf would meet as nan, from finite numbers), the
- * chunk added again in double. */
-static double chunk_total(const float *acc, const float *x, int64_t n) {
-    float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    if (isfinite(total)) return total;
-    double exact = 0.0;
-    for (int64_t i = 0; i < n; i++) exact += x[i];
-    return exact;
-}
-
-/* The sum of s[0], s[ss], ..., n of them. With ss 1, eight running sums side by side (one
- * vector), over chunks of 1024 floats whose totals are added in double: a float running sum
- * loses more digits the larger it grows (over 16M floats, by 5e-4), a chunk's cannot grow. */
-static double row_sum(const float *s, int64_t n, int64_t ss) {
-    double total = 0.0;
-    int64_t i = 0;
-    if (ss == 1)
-        while (n - i >= 8) {
-            float acc[8] = {0};
-            int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
-            for (; i < end; i += 8)
-                for (int j = 0; j < 8; j++) acc[j] += s[i + j];
-            total += chunk_total(acc, s + start, end - start);
-        }
-    for (; i < n; i++) total += s[i * ss];
-    return total;
-}
-
-/* row_sum of four contiguous rows at once, into totals[0..3]: four rows read side by side keep
- * more of memory's requests in flight than one (docs/2-reduce.md measures it). */
-static void row_sums4(const float *const *s, int64_t n, double *totals) {
-    int64_t i = 0;
-    for (int r = 0; r < 4; r++) totals[r] = 0.0;
-    while (n - i >= 8) {
-        float acc[4][8] = {{0}};
-        int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
-        for (; i < end; i += 8)
-            for (int j = 0; j < 8; j++) {
-                acc[0][j] += s[0][i + j];
-                acc[1][j] += s[1][i + j];
-                acc[2][j] += s[2][i + j];
-                acc[3][j] += s[3][i + j];
-            }
-        for (int r = 0; r < 4; r++) totals[r] += chunk_total(acc[r], s[r] + start, end - start);
-    }
-    for (int r = 0; r < 4; r++)
-        for (int64_t k = i; k < n; k++) totals[r] += s[r][k];
-}
-
-/* row_sum of one long contiguous row as four quarters read side by side, as row_sums4 does for
- * four rows: a whole tensor's sum is one such row. */
-static double row_sum_long(const float *s, int64_t n, int64_t ss) {
-    int64_t q = n / 4 / 8 * 8;
-    if (ss != 1 || q < 1024) return row_sum(s, n, ss);
-    double t[4];
-    row_sums4((const float *[]){s, s + q, s + 2 * q, s + 3 * q}, q, t);
-    return ((t[0] + t[1]) + (t[2] + t[3])) + row_sum(s + 4 * q, n - 4 * q, 1);
-}
-
-/* ==== transposes =========================================================================== */
-
-/* d[i * ld + j] = s[j * ls + i] (or +=) for i < ni, j < nj: d's rows are contiguous, and so are
- * s's columns. Walked in tiles of TILE_I x TILE_J: each tile reads TILE_J rows of s in runs of
- * TILE_I floats (1 KB, long enough for the hardware to prefetch them) and writes TILE_I rows of
- * d in whole cache lines. docs/4-permute.md compares the tile shapes that were measured. */
-enum { TILE_I = 256, TILE_J = 32 };
-
-static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
-    for (int64_t i0 = 0; i0 < ni; i0 += TILE_I)
-        for (int64_t j0 = 0; j0 < nj; j0 += TILE_J) {
-            int64_t i1 = ni - i0 < TILE_I ? ni : i0 + TILE_I, j1 = nj - j0 < TILE_J ? nj : j0 + TILE_J;
-            for (int64_t i = i0; i < i1; i++) {
-                float *row = d + i * ld;
-                if (how == ADD)
-                    for (int64_t j = j0; j < j1; j++) row[j] += s[j * ls + i];
-                else
-                    for (int64_t j = j0; j < j1; j++) row[j] = s[j * ls + i];
-            }
-        }
-}
-
-#ifdef KERNELS_X86
-#define AVX2 __attribute__((target("avx2")))
-#define INLINE __attribute__((always_inline)) inline
-
-/* Eight rows of eight floats, ls apart, in; their eight columns out, in c: the standard three
- * rounds of shuffles (pairs of floats, pairs of pairs, then 128-bit halves). */
-AVX2 static INLINE void transpose8(const float *s, int64_t ls, __m256 c[8]) {
-    __m256 r[8], t[8], u[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(s + k * ls);
-    for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-    }
-    for (int k = 0; k < 8; k += 4) {
-        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
-        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
-    }
-    for (int k = 0; k < 4; k++) {
-        c[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-        c[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-    }
-}
-
-AVX2 static INLINE void store8(Write how, float *d, __m256 v) {
-    if (how == STREAM) _mm256_stream_ps(d, v);
-    else if (how == ADD) _mm256_storeu_ps(d, _mm256_add_ps(_mm256_loadu_ps(d), v));
-    else _mm256_storeu_ps(d, v);
-}
-
-/* The tile loop of transpose_generic through AVX2 registers: blocks of 8 rows of d by 16
- * columns, read from 16 rows of s, so that each row of d gets a whole 64-byte line at once.
- * Streaming stores of half a line each, with other lines' stores in between, were measured at
- * a tenth of the speed on one of this project's machines. */
-AVX2 static INLINE void transpose_avx2_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld,
-                                            const float *s, int64_t ls) {
-    for (int64_t i0 = 0; i0 < ni; i0 += TILE_I)
-        for (int64_t j0 = 0; j0 < nj; j0 += TILE_J) {
-            int64_t i1 = ni - i0 < TILE_I ? ni : i0 + TILE_I, j1 = nj - j0 < TILE_J ? nj : j0 + TILE_J;
-            int64_t i8 = i0 + (i1 - i0) / 8 * 8, j = j0;
-            for (int64_t i = i0; i < i8; i += 8) {
-                for (j = j0; j + 16 <= j1; j += 16) {
-                    __m256 a[8], b[8];
-                    transpose8(s + j * ls + i, ls, a);
-                    transpose8(s + (j + 8) * ls + i, ls, b);
-                    for (int k = 0; k < 8; k++) {
-                        store8(how, d + (i + k) * ld + j, a[k]);
-                        store8(how, d + (i + k) * ld + j + 8, b[k]);
-                    }
-                }
-                for (; j + 8 <= j1; j += 8) { /* half a line: never streamed */
-                    __m256 a[8];
-                    transpose8(s + j * ls + i, ls, a);
-                    for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + j, a[k]);
-                }
-            }
-            _mm256_zeroupper(); /* before the plain code below: mixing them costs on some CPUs */
-            transpose_generic(how == ADD ? ADD : COPY, i8 - i0, j1 - j, d + i0 * ld + j, ld, s + j * ls + i0, ls);
-            transpose_generic(how == ADD ? ADD : COPY, i1 - i8, j1 - j0, d + i8 * ld + j0, ld, s + j0 * ls + i8, ls);
-        }
-}
-
-/* One copy of the loop per kind of store, so that none is chosen per store. */
-AVX2 static void transpose_avx2(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
-    /* streaming stores need whole lines: rows that start on 64 bytes */
-    if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
-    if (how == STREAM) transpose_avx2_body(STREAM, ni, nj, d, ld, s, ls);
-    else if (how == ADD) transpose_avx2_body(ADD, ni, nj, d, ld, s, ls);
-    else transpose_avx2_body(COPY, ni, nj, d, ld, s, ls);
-}
-#endif
-
-static void transpose(Kernels mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                      int64_t ls) {
-#ifdef KERNELS_X86
-    if (mode == KERNELS_NATIVE) {
-        transpose_avx2(how, ni, nj, d, ld, s, ls);
-        return;
-    }
-#endif
-    (void)mode;
-    transpose_generic(how == ADD ? ADD : COPY, ni, nj, d, ld, s, ls);
-}
-
-/* ==== strided copies and sums ============================================================== */
-
-/* The lowest and highest address p + sum(index[d] * strides[d]) reaches, in floats from p; false
- * if that overflows. */
-static bool span(int rank, const int64_t *shape, const int64_t *strides, int64_t *lo, int64_t *hi) {
-    *lo = *hi = 0;
-    for (int d = 0; d < rank; d++) {
-        int64_t reach;
-        if (shape[d] <= 1) continue;
-        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &reach)) return false;
-        if (__builtin_add_overflow(reach > 0 ? *hi : *lo, reach, reach > 0 ? hi : lo)) return false;
-    }
-    return true;
-}
-
-/* True when dst and src may share memory (or their spans cannot be computed): the fast loops
- * reorder the elements, which only the reference's order keeps right then. */
-static bool overlap(int rank, const int64_t *shape, const float *dst, const int64_t *dst_strides, const float *src,
-                    const int64_t *src_strides) {
-    int64_t dlo, dhi, slo, shi;
-    if (!span(rank, shape, dst_strides, &dlo, &dhi) || !span(rank, shape, src_strides, &slo, &shi)) return true;
-    uintptr_t f = sizeof(float), d = (uintptr_t)dst, s = (uintptr_t)src; /* unsigned: wraps, never overflows */
-    return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 && s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
-}
-
-/* The walk that kernels_copy and kernels_accumulate share: the same pairs of elements as the
- * reference's odometer, visited in an order that follows memory. */
-static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                    const float *src, const int64_t *src_strides) {
-    Kernels mode = kernels_mode();
-    if (mode == KERNELS_REFERENCE || rank < 0 || rank > TENSOR_MAX_RANK) return false;
-    if (rank > 0 && (!shape || !dst_strides || !src_strides)) return false;
-    int64_t n = shape_numel(shape, rank);
-    if (n < 0 || (n > 0 && (!dst || !src)) || overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
-    if (n == 0) return true;
-
-    /* 1. A dim that src walks backwards is walked forwards from its other end, dst's stride
-     *    turned round with it: the same pairs of elements. Then the dims are sorted by their
-     *    larger stride, largest outermost (stable), so the innermost loop walks the smallest
-     *    strides: the sum of a transposed (4096,4096) reads it row by row, as it lies. */
-    int64_t sh[TENSOR_MAX_RANK], ds[TENSOR_MAX_RANK], ss[TENSOR_MAX_RANK];
-    int order[TENSOR_MAX_RANK];
-    for (int k = 0; k < rank; k++) {
-        ds[k] = dst_strides[k], ss[k] = src_strides[k];
-        if (shape[k] > 1 && ss[k] < 0 && ss[k] > INT64_MIN && ds[k] > INT64_MIN) {
-            src += (shape[k] - 1) * ss[k], dst += (shape[k] - 1) * ds[k];
-            ss[k] = -ss[k], ds[k] = -ds[k];
-        }
-        int64_t key = magnitude(ds[k]) > ss[k] ? magnitude(ds[k]) : ss[k], m = k;
-        for (; m > 0; m--) {
-            int p = order[m - 1];
-            if ((magnitude(ds[p]) > ss[p] ? magnitude(ds[p]) : ss[p]) >= key) break;
-            order[m] = p;
-        }
-        order[m] = k;
-    }
-    int64_t sorted_shape[TENSOR_MAX_RANK], sorted_ds[TENSOR_MAX_RANK], sorted_ss[TENSOR_MAX_RANK];
-    for (int k = 0; k < rank; k++)
-        sorted_shape[k] = shape[order[k]], sorted_ds[k] = ds[order[k]], sorted_ss[k] = ss[order[k]];
-    int64_t merged[2][TENSOR_MAX_RANK];
-    int m = kernels_merge_dims(rank, sorted_shape, 2, (const int64_t *[]){sorted_ds, sorted_ss}, sh, merged);
-    memcpy(ds, merged[0], sizeof ds);
-    memcpy(ss, merged[1], sizeof ss);
-    if (m == 0) { /* one element */
-        dst[0] = how == ADD ? dst[0] + src[0] : src[0];
-        return true;
-    }
-    if (how == COPY && mode == KERNELS_NATIVE && (uint64_t)n > KERNELS_STREAM_BYTES / sizeof(float)) how = STREAM;
-
-    /* 3. A transpose: dst contiguous along one dim (j), src along another (i). The tiles run
-     *    over those two; the odometer over the others. */
-    int j = -1, i = -1;
-    for (int k = 0; k < m; k++) {
-        if (ds[k] == 1 && ss[k] != 0 && j < 0) j = k;
-        else if (ss[k] == 1 && ds[k] != 0 && i < 0) i = k;
-    }
-    if (i >= 0 && j >= 0 && ss[m - 1] != 0 && !(ds[m - 1] == 1 && ss[m - 1] == 1)) {
-        int64_t outer_shape[TENSOR_MAX_RANK], outer[2][TENSOR_MAX_RANK];
-        int rest = 0;
-        for (int k = 0; k < m; k++) {
-            if (k == i || k == j) continue;
-            outer_shape[rest] = sh[k], outer[0][rest] = ds[k], outer[1][rest] = ss[k];
-            rest++;
-        }
-        NdIter it;
-        nditer_init(&it, rest, outer_shape, 2, (const int64_t *[]){outer[0], outer[1]});
-        while (nditer_next(&it))
-            transpose(mode, how, sh[i], sh[j], dst + it.offset[0], ds[i], src + it.offset[1], ss[j]);
-        if (how == STREAM) kernels_stream_end();
-        return true;
-    }
-
-    /* 2. Otherwise, one plain loop along the innermost dim, under an odometer over the others. */
-    NdIter it;
-    int64_t len = sh[m - 1], d1 = ds[m - 1], s1 = ss[m - 1];
-    nditer_init(&it, m - 1, sh, 2, (const int64_t *[]){ds, ss});
-    if (how != ADD) {
-        while (nditer_next(&it)) row_copy(len, dst + it.offset[0], d1, src + it.offset[1], s1);
-    } else if (d1 == 0) { /* rows summed, each into one element: four at a time when contiguous */
-        float *target[4];
-        const float *row[4];
-        double total[4];
-        int k = 0;
-        while (nditer_next(&it)) {
-            target[k] = dst + it.offset[0], row[k] = src + it.offset[1];
-            if (++k < 4 && s1 == 1) continue;
-            if (k == 4) row_sums4(row, len, total);
-            else total[0] = row_sum_long(row[0], len, s1);
-            for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + total[r]);
-            k = 0;
-        }
-        for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + row_sum_long(row[r], len, s1));
-    } else if (d1 == 1 && s1 == 1) { /* rows added onto rows: up to four onto the same one at once */
-        const float *pending[4];
-        float *target = NULL;
-        int n_pending = 0;
-        while (nditer_next(&it)) {
-            float *o = dst + it.offset[0];
-            if (n_pending == 4 || (n_pending > 0 && o != target)) {
-                rows_add(target, pending, n_pending, len);
-                n_pending = 0;
-            }
-            pending[n_pending++] = src + it.offset[1];
-            target = o;
-        }
-        if (n_pending > 0) rows_add(target, pending, n_pending, len);
-    } else {
-        while (nditer_next(&it)) row_add(len, dst + it.offset[0], d1, src + it.offset[1], s1);
-    }
-    return true;
-}
-
-bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                  const int64_t *src_strides) {
-    return strided(COPY, rank, shape, dst, dst_strides, src, src_strides);
-}
-
-bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                        const int64_t *src_strides) {
-    return strided(ADD, rank, shape, dst, dst_strides, src, src_strides);
-}
-
-bool kernels_add(float *dst, const float *src, int64_t n) {
-    return n >= 0 && strided(ADD, 1, &n, dst, (const int64_t[]){1}, src, (const int64_t[]){1});
-}
-
-/* ==== streaming copies ===================================================================== */
-
-void kernels_copy_stream(float *dst, const float *src, int64_t n) {
-    if (n > 0 && (!dst || !src))
-        return (void)tensor_set_error("kernels_copy_stream: dst and src must not be NULL for %lld floats", (long long)n);
-#ifdef KERNELS_X86
-    if ((uintptr_t)dst % 16 == 0 && n % 4 == 0) {
-        for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i)); /* SSE: any x86-64 */
-        return;
-    }
-#endif
-    if (n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
-}
-
-void kernels_stream_end(void) {
-#ifdef KERNELS_X86
-    _mm_sfence(); /* the streamed lines reach memory before any later store */
-#endif
 }

@@ -1,20 +1,31 @@
 /*
- * kernels.h - the fast paths, and the one switch that turns them all off.
+ * kernels.h - the seam between every op and its fast path.
  *
- * Every op in the course is written once as a plain loop: the reference, what the lessons
- * teach. Before it runs that loop it offers the work to its fast path (this file for the
- * core's strided copies and sums; TOPIC_fast.c beside a lesson for its ops). A fast path that
- * cannot take the input returns false, and the reference loop runs. Either way the result is
- * the same numbers, up to the order in which a sum is added; the tests hold every fast path to
- * its reference (docs/testing.md).
+ * An op that has a fast path does its work in two parts. The op (in TOPIC.c) checks its
+ * inputs, works out the shape, allocates the result and records the backward; the loop that
+ * computes the numbers is a kernel, a plain function over arrays and strides. TOPIC.c writes
+ * each kernel once, as the chapter's loop: the reference kernel. A fast file (TOPIC_fast.c)
+ * may hold a faster kernel for the same job, with the same signature.
  *
- * The switch is the environment variable COURSE_KERNELS, read at every call:
- *   reference   every op runs its plain loop (the fast paths all return false)
- *   generic     the fast paths, in plain C
- *   avx2        the fast paths with AVX2 and FMA, where the CPU has them (else generic)
- *   native      (or unset) avx2, and AVX-512 in lesson 6's gemm where the CPU has it
- * Any other value is reported once on stderr and runs the reference. Set it before the
- * program starts threads: getenv is not safe against a setenv in another thread.
+ * The op never calls a kernel by name. It calls the entry of the table below:
+ *
+ *     kernels()->binary(op, rank, shape, out, a, a_strides, b, b_strides);
+ *
+ * and the table, filled once, when it is first asked for, points each entry at the reference
+ * kernel or at the fast one (kernels.c says which, for each setting). A fast kernel that
+ * cannot take an input (a layout it has no loop for, memory it cannot get) hands it to the
+ * reference kernel, with the same arguments, and nothing else happens: the results are the
+ * reference's, up to the order in which sums are added (docs/0-foundations.md, "The seam").
+ * Kernels trust their arguments: the op has checked them.
+ *
+ * Which kernels run is the environment variable COURSE_KERNELS, read once, at the first call:
+ *   reference   every entry is the reference kernel: every op runs the chapter's loop
+ *   portable    the fast kernels that are plain C, the same on every CPU
+ *   native      (or unset) the fast kernels with this CPU's vector instructions too: AVX2 and
+ *               FMA on x86-64 where it has them (and AVX-512 in lesson 6's matmul); on other
+ *               CPUs, the same as portable
+ *   avx2        native, but never AVX-512 (what a CPU without it would run)
+ * Any other value is reported once on stderr and runs the reference.
  */
 #ifndef KERNELS_H
 #define KERNELS_H
@@ -24,65 +35,90 @@
 
 #include "tensor.h"
 
-typedef enum { KERNELS_REFERENCE, KERNELS_GENERIC, KERNELS_NATIVE } Kernels;
+/* ==== the kinds of kernel ================================================================= */
+/* Letters as in the lessons. Every output array is contiguous unless it has strides. */
 
-/* What COURSE_KERNELS asks for, given this CPU: KERNELS_NATIVE (avx2 or native) only where it
- * has AVX2 and FMA. */
-Kernels kernels_mode(void);
-/* True when the fast paths may use AVX-512 too: COURSE_KERNELS native (or unset) on a CPU
- * that has it. */
+/* strided_copy and strided_accumulate (tensor.h): dst[...] = (or +=) src[...] over shape */
+typedef void StridedKernel(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                           const int64_t *src_strides);
+/* lesson 1: out = a op b over shape, op one of + - * /, a and b read through their strides
+ * (0 along a broadcast dim), out contiguous */
+typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, const float *a,
+                          const int64_t *a_strides, const float *b, const int64_t *b_strides);
+/* lesson 1: the backward of out = a op b: ga[...] += g * d out/d a, gb[...] += g * d out/d b,
+ * g contiguous in shape; ga or gb NULL when that input needs no gradient */
+typedef void BinaryBackwardKernel(char op, int rank, const int64_t *shape, const float *g, const float *a,
+                                  const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
+                                  const int64_t *ga_strides, float *gb, const int64_t *gb_strides);
+/* lesson 3: softmax (log_softmax) of every row of x along its last dim, into out */
+typedef void SoftmaxRowsKernel(bool log_softmax, const Tensor *x, float *out);
+/* lesson 3: the sum over the rows of logits (N, C) of -log_softmax(row)[targets[row]] */
+typedef double CrossEntropyKernel(const Tensor *logits, const int64_t *targets);
+/* lesson 5: out[i, :] = table[indices[i], :] for i < n, out (n, D) */
+typedef void GatherRowsKernel(const Tensor *table, const int64_t *indices, int64_t n, float *out);
+/* lesson 6: out[i, j] += sum over p of a[i, p] * b[p, j], each matrix through its row and
+ * column strides; out overlaps neither input */
+typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                          float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
+/* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
+typedef void GeluKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
+                        float *tanh_u);
+/* lesson 7: gx += g * gelu'(x), from the forward's tanh_u; gx, g and tanh_u contiguous */
+typedef void GeluBackwardKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
+                                const float *tanh_u, const float *g, float *gx);
+/* lesson 7: one AdamW step over n parameters (train.h's adamw_update) */
+typedef void AdamWKernel(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr,
+                         float beta1, float beta2, float eps, float weight_decay);
+
+/* ==== the table ============================================================================ */
+
+typedef struct {
+    StridedKernel *copy, *accumulate;
+    BinaryKernel *binary;
+    BinaryBackwardKernel *binary_backward;
+    SoftmaxRowsKernel *softmax_rows;
+    CrossEntropyKernel *cross_entropy;
+    GatherRowsKernel *gather_rows;
+    MatmulKernel *matmul;
+    GeluKernel *gelu;
+    GeluBackwardKernel *gelu_backward;
+    AdamWKernel *adamw;
+} Kernels;
+
+/* The table, filled from COURSE_KERNELS and the CPU at the first call. */
+const Kernels *kernels(void);
+
+/* The reference kernels, the chapter's loops: each is written in the file named. */
+StridedKernel strided_copy_reference, strided_accumulate_reference; /* common/tensor.c */
+BinaryKernel binary_reference;                                      /* lessons/1-broadcast/broadcast.c */
+BinaryBackwardKernel binary_backward_reference;
+SoftmaxRowsKernel softmax_rows_reference;                           /* lessons/3-softmax/softmax.c */
+CrossEntropyKernel cross_entropy_reference;
+GatherRowsKernel gather_rows_reference;                             /* lessons/5-gather/gather.c */
+MatmulKernel matmul_reference;                                      /* lessons/6-bmm/bmm.c */
+GeluKernel gelu_reference;                                          /* lessons/7-train/train.c */
+GeluBackwardKernel gelu_backward_reference;
+AdamWKernel adamw_reference;
+
+/* ==== what runs ============================================================================ */
+
+typedef enum { KERNELS_REFERENCE, KERNELS_PORTABLE, KERNELS_NATIVE } KernelMode;
+
+/* The setting the table was filled for (native only on a CPU that has vector instructions the
+ * portable kernels do not use: on x86-64, AVX2 and FMA). */
+KernelMode kernels_mode(void);
+/* True when lesson 6's matmul may use AVX-512 (native, on a CPU that has it). */
 bool kernels_avx512(void);
-/* What runs, as a word for messages and benchmarks: "reference", "generic", "avx2" or
+/* What runs, as a word for messages and benchmarks: "reference", "portable", "avx2" or
  * "avx512". */
 const char *kernels_name(void);
 
-/* Merges the dims that can be walked as one (for every operand, dims_merge says so) and drops
- * dims of size 1: a contiguous (4096,4096) becomes one dim of 16M elements. Writes the m
- * merged dims, outermost first, and returns m (0 for a single element); -1, having written
- * nothing, with an error, for a rank outside 0..TENSOR_MAX_RANK, operands outside
- * 0..NDITER_MAX_OPERANDS or a NULL array. */
-int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]);
-
-/* The strided loop with its last dim left to the caller: the iterator visits every merged dim
- * but the last, and the caller walks the last in a plain inner loop that the compiler can
- * vectorize. *inner_n receives its length and inner_strides[k] operand k's stride along it.
- *
- *   NdIter it;
- *   int64_t n, step[2];
- *   nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
- *   while (nditer_next(&it))
- *       for (int64_t i = 0; i < n; i++) dst[it.offset[0] + i * step[0]] = src[it.offset[1] + i * step[1]];
- *
- * It fails like nditer_init (an iterator that visits nothing), also for a NULL inner_n or
- * inner_strides; an empty shape visits nothing. */
-void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *inner_n, int64_t *inner_strides);
-
-/* The fast paths of strided_copy and strided_accumulate (tensor.h), with the same arguments and
- * preconditions. True when done; false, having touched nothing, when COURSE_KERNELS=reference,
- * the arguments are not valid (a NULL array among them; the reference then reports them), or
- * dst and src may share memory (the fast loops reorder the elements; the reference's order
- * then decides). */
-bool kernels_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                  const int64_t *src_strides);
-bool kernels_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                        const int64_t *src_strides);
-/* dst[i] += src[i] for n contiguous floats: kernels_accumulate of one dim, for a backward that
- * adds a whole gradient onto another (reshape's). True when done; false, having touched
- * nothing, as for kernels_accumulate (n < 0 included). */
-bool kernels_add(float *dst, const float *src, int64_t n);
-
-/* Results larger than this are written with streaming stores, which send whole cache lines to
- * memory without reading them into the cache first: larger than the cache a core can count
- * on, such a result is not in the cache when it is read next anyway. */
-#define KERNELS_STREAM_BYTES (16 << 20)
-
-/* dst[i] = src[i] for i < n with streaming stores (x86-64, dst on 16 bytes, n a multiple of 4;
- * else memcpy). For fast paths that found kernels_mode() to be KERNELS_NATIVE: it does not ask
- * again, since it is called once per row. After the last one, and before anything reads dst,
- * call kernels_stream_end(). n <= 0 copies nothing; a NULL dst or src records an error. */
-void kernels_copy_stream(float *dst, const float *src, int64_t n);
-void kernels_stream_end(void);
+/* Fills the table again as COURSE_KERNELS=setting would (NULL: as if it were unset), and
+ * returns kernels_name(). For tests and benchmarks that compare the settings in one program;
+ * call it before any thread starts. */
+const char *kernels_use(const char *setting);
+/* The setting the table was last filled for, one of reference, portable, native and avx2 (an
+ * unknown one is reported as reference): kernels_use(kernels_setting()) changes nothing. */
+const char *kernels_setting(void);
 
 #endif /* KERNELS_H */

@@ -1,8 +1,8 @@
 /*
  * tensor.c - the shared tensor core: the arena, errors, shapes, views, the strided loop and
  * the tape (reverse-mode autodiff). tensor.h has each function's contract and
- * docs/0-foundations.md the ideas. Printing is in print.c; the fast paths that strided_copy and
- * strided_accumulate hand their work to are in kernels.c.
+ * docs/0-foundations.md the ideas. Printing is in print.c; the fast kernels that strided_copy
+ * and strided_accumulate hand their work to, through the table (kernels.h), in tensor_fast.c.
  */
 #include "tensor.h"
 
@@ -556,25 +556,33 @@ static bool strided_args_valid(const char *op, int rank, const int64_t *shape, c
     return true;
 }
 
-/* The reference loops: the odometer, one element at a time. Each first offers its work to its
- * fast path (kernels.c), which walks the same pairs of elements in an order that follows
- * memory, unless COURSE_KERNELS=reference. */
-void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                  const int64_t *src_strides) {
-    if (!strided_args_valid("strided_copy", rank, shape, dst, dst_strides, src, src_strides)) return;
-    if (kernels_copy(rank, shape, dst, dst_strides, src, src_strides)) return;
+/* The reference kernels: the odometer, one element at a time. The two ops below check their
+ * arguments and hand the work to the table (kernels.h), whose fast kernels (tensor_fast.c)
+ * walk the same pairs of elements in an order that follows memory. */
+void strided_copy_reference(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                            const float *src, const int64_t *src_strides) {
     NdIter it;
     nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
     while (nditer_next(&it)) dst[it.offset[0]] = src[it.offset[1]];
 }
 
-void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                        const float *src, const int64_t *src_strides) {
-    if (!strided_args_valid("strided_accumulate", rank, shape, dst, dst_strides, src, src_strides)) return;
-    if (kernels_accumulate(rank, shape, dst, dst_strides, src, src_strides)) return;
+void strided_accumulate_reference(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                                  const float *src, const int64_t *src_strides) {
     NdIter it;
     nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
     while (nditer_next(&it)) dst[it.offset[0]] += src[it.offset[1]];
+}
+
+void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                  const int64_t *src_strides) {
+    if (strided_args_valid("strided_copy", rank, shape, dst, dst_strides, src, src_strides))
+        kernels()->copy(rank, shape, dst, dst_strides, src, src_strides);
+}
+
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+                        const float *src, const int64_t *src_strides) {
+    if (strided_args_valid("strided_accumulate", rank, shape, dst, dst_strides, src, src_strides))
+        kernels()->accumulate(rank, shape, dst, dst_strides, src, src_strides);
 }
 
 /* contiguous: forward copies, backward passes the gradient straight through. */

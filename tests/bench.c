@@ -86,22 +86,19 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
 #ifdef _SC_NPROCESSORS_ONLN
     cores = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-    if (getenv("COURSE_KERNELS")) {
-        fprintf(stderr, "bench: unset COURSE_KERNELS: the benchmark runs the fast paths, and sets it itself for the "
-                        "rows that name another setting\n");
-        exit(2);
-    }
     printf("==== %s\n", title);
     printf("machine: %s, %ld cores online; single thread\n", cpu, cores);
     printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date, o.quick ? "; --quick (a smoke run)" : "");
-    printf("kernels: %s (rows marked \"reference\" or \"generic\" run with COURSE_KERNELS set so)\n", kernels_name());
+    printf("kernels: %s (COURSE_KERNELS=%s; rows marked with another setting run with the table filled for it)\n",
+           kernels_name(), kernels_setting());
     return o;
 }
 
 BenchTime bench_with_kernels(const BenchOptions *o, const char *mode, void (*fn)(void *), void *arg) {
-    setenv("COURSE_KERNELS", mode, 1);
+    const char *was = kernels_setting();
+    kernels_use(mode);
     BenchTime t = bench_default(o, fn, arg);
-    unsetenv("COURSE_KERNELS");
+    kernels_use(was);
     return t;
 }
 

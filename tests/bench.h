@@ -26,8 +26,8 @@ typedef struct {
 
 /* Parses --quick, --data FILE and --help (which prints `usage` and exits); the benchmark's
  * own options stay in argv for bench_option_int/bench_option_list. Prints the header, with
- * the kernels that run (kernels.h). The benchmarks run the fast paths: with COURSE_KERNELS
- * set, it stops with a message (exit status 2). */
+ * the kernels that run (kernels.h): those COURSE_KERNELS names, the fast paths when it is
+ * unset. */
 BenchOptions bench_start(int argc, char **argv, const char *title, const char *usage);
 
 /* Every benchmark option is a size or a count: a whole number from 1 to BENCH_OPTION_MAX. A
@@ -55,8 +55,8 @@ BenchTime bench_time(void (*fn)(void *), void *arg, int warmups, int min_reps, d
 /* bench_time with the defaults (2 warm-ups, 5 repeats, 0.2 s; --quick: 1, 2, 0). */
 BenchTime bench_default(const BenchOptions *o, void (*fn)(void *), void *arg);
 
-/* bench_default with COURSE_KERNELS set to mode ("reference", "generic") for the rows that
- * show what the fast path buys; it is unset again after. */
+/* bench_default with the table of kernels filled for mode ("reference", "portable"), for the
+ * rows that show what the fast path buys; filled as before again after. */
 BenchTime bench_with_kernels(const BenchOptions *o, const char *mode, void (*fn)(void *), void *arg);
 
 /* The two times a target compares, taken in turns: fa(a) and fb(b) are each called twice

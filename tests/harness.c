@@ -132,10 +132,8 @@ static void test_teardown(void) {
 const char *const *test_kernel_modes(void) {
     /* what each setting runs on this CPU: a setting that runs the same as an earlier one is left out */
     static const char *modes[5];
-    const char *was = getenv("COURSE_KERNELS");
-    char saved[64] = "";
-    if (was) snprintf(saved, sizeof saved, "%s", was);
-    const char *all[] = {"reference", "generic", "avx2", "native"};
+    const char *was = kernels_setting();
+    const char *all[] = {"reference", "portable", "avx2", "native"};
     char seen[4][16];
     int n = 0;
     for (int k = 0; k < 4; k++) {
@@ -147,15 +145,11 @@ const char *const *test_kernel_modes(void) {
         modes[n++] = all[k];
     }
     modes[n] = NULL;
-    if (was) setenv("COURSE_KERNELS", saved, 1);
-    else unsetenv("COURSE_KERNELS");
+    use_kernels(was); /* back to what ran before */
     return modes;
 }
 
-const char *use_kernels(const char *mode) {
-    setenv("COURSE_KERNELS", mode, 1);
-    return kernels_name();
-}
+const char *use_kernels(const char *mode) { return kernels_use(mode); }
 
 uint64_t test_seed(void) {
     const char *env = getenv("COURSE_SEED");

@@ -73,12 +73,13 @@ TCase *add_test_case(Suite *suite, const char *name);
 #define add_test(tc, test) tcase_add_exit_test((tc), (test), TEST_FINISHED)
 
 /* The settings of COURSE_KERNELS (kernels.h) that run something different on this machine,
- * NULL-terminated: "reference" and "generic", then "avx2" where the CPU has AVX2 and FMA and
+ * NULL-terminated: "reference" and "portable", then "avx2" where the CPU has AVX2 and FMA and
  * "native" where it has AVX-512 too. A test of a fast path runs its cases under each and holds
  * every result to the reference's. */
 const char *const *test_kernel_modes(void);
-/* Sets COURSE_KERNELS to mode for the rest of the test (each test runs in a process of its
- * own) and returns kernels_name(): what now runs, for messages. */
+/* Fills the table of kernels as COURSE_KERNELS=mode would, for the rest of the test (each
+ * test runs in a process of its own), and returns kernels_name(): what now runs, for
+ * messages. */
 const char *use_kernels(const char *mode);
 
 /* The seed for random tests: $COURSE_SEED if set, else a fixed default. Failures print it so

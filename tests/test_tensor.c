@@ -13,6 +13,7 @@
 #include "gradcheck.h"
 #include "harness.h"
 #include "kernels.h"
+#include "kernels_fast.h"
 
 /* ==== two tiny ops for the engine: scale by 3, and elementwise product of same shapes ==== */
 
@@ -436,22 +437,31 @@ START_TEST(test_strided_loops_against_naive) {
 END_TEST
 
 /* The switch: each setting of COURSE_KERNELS runs what it names, an unknown one the reference;
- * and with the reference set, the core's fast paths take nothing and write nothing. */
+ * and each fills the table as kernels.c says: the reference kernel in every entry, the fast
+ * ones that are plain C, or those and the native ones. */
 START_TEST(test_kernels_switch) {
-#if defined(__x86_64__) && defined(__GNUC__) /* kernels.c's x86 kernels; no other CPU has them */
+#if defined(__x86_64__) && defined(__GNUC__) /* the x86 kernels; no other CPU has them */
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     bool avx512 = __builtin_cpu_supports("avx512f");
 #else
     bool avx2 = false, avx512 = false;
 #endif
-    const char *native = avx2 && avx512 ? "avx512" : avx2 ? "avx2" : "generic";
+    const char *native = avx2 && avx512 ? "avx512" : avx2 ? "avx2" : "portable";
     ck_assert_str_eq(use_kernels("reference"), "reference");
-    ck_assert_str_eq(use_kernels("generic"), "generic");
-    ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "generic");
+    ck_assert(kernels()->copy == strided_copy_reference && kernels()->binary == binary_reference &&
+              kernels()->matmul == matmul_reference && kernels()->adamw == adamw_reference);
+    ck_assert_str_eq(kernels_setting(), "reference");
+    ck_assert_str_eq(use_kernels("portable"), "portable");
+    ck_assert(kernels()->copy == strided_copy_fast && kernels()->binary == binary_fast &&
+              kernels()->matmul == matmul_fast && kernels()->softmax_rows == softmax_rows_reference);
+    ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "portable");
+    ck_assert_str_eq(kernels_setting(), "avx2");
     ck_assert(!kernels_avx512());
     ck_assert_str_eq(use_kernels("native"), native);
+    ck_assert(kernels()->softmax_rows == (avx2 ? softmax_rows_fast : softmax_rows_reference));
     ck_assert_str_eq(use_kernels(""), native);
-    /* an unknown value: the reference, and a note on stderr naming the three it knows */
+    ck_assert_str_eq(use_kernels(NULL), native);
+    /* an unknown value: the reference, and a note on stderr naming the four it knows */
     fflush(stderr);
     int saved = dup(2);
     FILE *note = tmpfile();
@@ -466,18 +476,11 @@ START_TEST(test_kernels_switch) {
     text[got] = '\0';
     fclose(note);
     ck_assert_str_eq(unknown, "reference");
-    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, generic, avx2, native") != NULL,
+    ck_assert_str_eq(kernels_setting(), "reference");
+    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, portable, native, avx2") != NULL,
                   "the note on stderr was: %s", text);
-    unsetenv("COURSE_KERNELS");
-    ck_assert_str_eq(kernels_name(), native);
-    use_kernels("reference");
-    float src[4] = {1, 2, 3, 4}, dst[4] = {0};
-    ck_assert(!kernels_copy(2, (const int64_t[]){2, 2}, dst, STRIDES(2, 1), src, STRIDES(1, 2)));
-    ck_assert(!kernels_accumulate(1, (const int64_t[]){4}, dst, STRIDES(1), src, STRIDES(1)));
-    ck_assert(dst[0] == 0 && dst[1] == 0 && dst[2] == 0 && dst[3] == 0);
-    use_kernels("generic");
-    ck_assert(kernels_copy(2, (const int64_t[]){2, 2}, dst, STRIDES(2, 1), src, STRIDES(1, 2)));
-    ck_assert(dst[0] == 1 && dst[1] == 3 && dst[2] == 2 && dst[3] == 4);
+    /* what the old names meant is gone: they run the reference too */
+    ck_assert_str_eq(use_kernels("generic"), "reference");
 }
 END_TEST
 

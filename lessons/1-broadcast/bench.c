@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     snprintf(what, sizeof what, "(%lld,%lld) + (%lld,), %.0f MB result", (long long)rows, (long long)cols, (long long)cols,
              (double)(rows * cols * 4) / 1e6);
     bench_table_header(what, "GB/s", "plain loop over same-shape arrays");
-    BenchTime transposed_generic, views_reference;
+    BenchTime transposed_portable, views_reference;
     /* The times the targets compare are taken in turns (bench_pair): the plain loop with the
      * views, the views with each strided cousin, two full operands with one of them transposed.
      * The views' row shows their best time from those pairs. */
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
         versus_views[k] = bench_pair(&o, library_add, &c, library_add, &other, 2.0);
         if (versus_views[k].a.best < views.best) views = versus_views[k].a;
         if (cousins[k] == TRANSPOSED_A) /* and the same with the fast path's plain C kernels */
-            transposed_generic = bench_with_kernels(&o, "generic", library_add, &other);
+            transposed_portable = bench_with_kernels(&o, "portable", library_add, &other);
         case_free(&other);
     }
     bench_table_row("plain C loop, same-shape arrays", plain, gbps(&c, plain), plain.best);
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
         }
     bench_table_row("index map, built beforehand", prebuilt, gbps(&c, prebuilt), plain.best);
     bench_table_row("tensor_add, a transposed", versus_views[0].b, gbps(&c, versus_views[0].b), plain.best);
-    bench_table_row("tensor_add, a transposed, generic kernels", transposed_generic, gbps(&c, transposed_generic),
+    bench_table_row("tensor_add, a transposed, portable kernels", transposed_portable, gbps(&c, transposed_portable),
                     plain.best);
     bench_table_row("tensor_add, + (R,1): a column, stride 0", versus_views[1].b, gbps(&c, versus_views[1].b),
                     plain.best);

@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#include "broadcast_fast.h"
+#include "kernels.h"
 
 /* ==== the rule =========================================================================== */
 
@@ -169,6 +169,17 @@ static float apply(char op, float u, float v) {
     }
 }
 
+/* The reference kernel of every forward: the odometer walks the output's shape, and both
+ * inputs are read as that shape through their broadcast strides. */
+void binary_reference(char op, int rank, const int64_t *shape, float *out, const float *a, const int64_t *a_strides,
+                      const float *b, const int64_t *b_strides) {
+    int64_t out_strides[TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, out_strides);
+    NdIter it;
+    nditer_init(&it, rank, shape, 3, (const int64_t *[]){out_strides, a_strides, b_strides});
+    while (nditer_next(&it)) out[it.offset[0]] = apply(op, a[it.offset[1]], b[it.offset[2]]);
+}
+
 static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a, Tensor *b) {
     if (!a) return tensor_null_input(name, "a"), NULL;
     if (!b) return tensor_null_input(name, "b"), NULL;
@@ -190,105 +201,65 @@ static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a,
     /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
     broadcast_strides(a->shape, a->rank, a->strides, shape, rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, shape, rank, sb);
-    float *o = tensor_data(out);
-    const float *x = tensor_data(a), *y = tensor_data(b);
-    /* broadcast_fast.c takes it unless COURSE_KERNELS=reference; otherwise the odometer: */
-    if (!broadcast_fast_binary(op, rank, shape, o, x, sa, y, sb)) {
-        NdIter it;
-        nditer_init(&it, rank, shape, 3, (const int64_t *[]){out->strides, sa, sb});
-        while (nditer_next(&it)) o[it.offset[0]] = apply(op, x[it.offset[1]], y[it.offset[2]]);
-    }
+    kernels()->binary(op, rank, shape, tensor_data(out), tensor_data(a), sa, tensor_data(b), sb);
     return tensor_record(out, name, backward, 2, (Tensor *[]){a, b});
 }
 
-/* What every binary backward walks: the output's gradient g, both inputs, and both inputs'
- * gradients. ga and gb are contiguous in a's and b's own shapes and are addressed with
- * stride 0 along the dims that were broadcast, so `ga[...] += ...` sums the gradient of every
- * copy back into the one element of a that was copied. ga (gb) is NULL when a (b) does not
- * require grad. Offsets: it.offset[G], [A], [B], [GA], [GB]. */
-enum { G, A, B, GA, GB };
-typedef struct {
+/* The reference kernel of every backward. It walks the output's gradient g, both inputs, and
+ * both inputs' gradients. ga and gb are contiguous in a's and b's own shapes and are addressed
+ * with stride 0 along the dims that were broadcast, so `ga[...] += ...` sums the gradient of
+ * every copy back into the one element of a that was copied. ga (gb) is NULL when a (b) does
+ * not require grad. Each case of the switch is one op's derivative, times g. */
+void binary_backward_reference(char op, int rank, const int64_t *shape, const float *g, const float *a,
+                               const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
+                               const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
+    enum { G, A, B, GA, GB }; /* it.offset[G], [A], ... */
+    int64_t g_strides[TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, g_strides);
     NdIter it;
-    const float *g, *a, *b;
-    float *ga, *gb;
-} BinaryGrad;
+    nditer_init(&it, rank, shape, 5, (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides});
+    while (nditer_next(&it)) {
+        const int64_t *k = it.offset;
+        float gk = g[k[G]], u = a[k[A]], v = b[k[B]], da, db;
+        switch (op) {
+        case '+': da = gk, db = gk; break;         /* out = a + b: d out/d a = 1, d out/d b = 1 */
+        case '-': da = gk, db = -gk; break;        /* out = a - b: d out/d a = 1, d out/d b = -1 */
+        case '*': da = gk * v, db = gk * u; break; /* out = a * b: d out/d a = b, d out/d b = a */
+        default: da = gk / v, db = -gk * u / (v * v); /* out = a / b: 1/b and -a/b^2 */
+        }
+        if (ga) ga[k[GA]] += da; /* for x * x both lines add into x's gradient */
+        if (gb) gb[k[GB]] += db;
+    }
+}
 
+/* The gradient strides of x, an input broadcast to out's shape: contiguous in x's own shape,
+ * 0 along every broadcast dim. */
 static void broadcast_grad_strides(const Tensor *x, const Tensor *out, int64_t *strides) {
     int64_t contiguous[TENSOR_MAX_RANK];
     contiguous_strides(x->shape, x->rank, contiguous);
     broadcast_strides(x->shape, x->rank, contiguous, out->shape, out->rank, strides);
 }
 
-/* Sets up the walk, or returns true when broadcast_fast.c has done the whole backward. */
-static bool binary_grad_begin(Tensor *out, char op, BinaryGrad *bg) {
+static void binary_backward(Tensor *out, char op) {
     Tensor *a = out->inputs[0], *b = out->inputs[1];
     int64_t sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK], sga[TENSOR_MAX_RANK], sgb[TENSOR_MAX_RANK];
     broadcast_strides(a->shape, a->rank, a->strides, out->shape, out->rank, sa);
     broadcast_strides(b->shape, b->rank, b->strides, out->shape, out->rank, sb);
     broadcast_grad_strides(a, out, sga);
     broadcast_grad_strides(b, out, sgb);
-    bg->g = tensor_data(out->grad);
-    bg->a = tensor_data(a);
-    bg->b = tensor_data(b);
-    bg->ga = a->requires_grad ? tensor_grad_data(a) : NULL;
-    bg->gb = b->requires_grad ? tensor_grad_data(b) : NULL;
-    if (broadcast_fast_binary_backward(op, out->rank, out->shape, bg->g, bg->a, sa, bg->b, sb, bg->ga, sga, bg->gb, sgb))
-        return true;
-    nditer_init(&bg->it, out->rank, out->shape, 5, (const int64_t *[]){out->grad->strides, sa, sb, sga, sgb});
-    return false;
+    kernels()->binary_backward(op, out->rank, out->shape, tensor_data(out->grad), tensor_data(a), sa, tensor_data(b),
+                               sb, a->requires_grad ? tensor_grad_data(a) : NULL, sga,
+                               b->requires_grad ? tensor_grad_data(b) : NULL, sgb);
 }
 
-/* out = a + b: d out/d a = 1, d out/d b = 1 */
-static void add_backward(Tensor *out) {
-    BinaryGrad bg;
-    if (binary_grad_begin(out, '+', &bg)) return;
-    while (nditer_next(&bg.it)) {
-        const int64_t *k = bg.it.offset;
-        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
-        if (bg.gb) bg.gb[k[GB]] += bg.g[k[G]];
-    }
-}
+static void add_backward(Tensor *out) { binary_backward(out, '+'); }
+static void sub_backward(Tensor *out) { binary_backward(out, '-'); }
+static void mul_backward(Tensor *out) { binary_backward(out, '*'); }
+static void div_backward(Tensor *out) { binary_backward(out, '/'); }
 
 Tensor *tensor_add(Tensor *a, Tensor *b) { return binary("add", '+', add_backward, a, b); }
-
-/* out = a - b: d out/d a = 1, d out/d b = -1 */
-static void sub_backward(Tensor *out) {
-    BinaryGrad bg;
-    if (binary_grad_begin(out, '-', &bg)) return;
-    while (nditer_next(&bg.it)) {
-        const int64_t *k = bg.it.offset;
-        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]];
-        if (bg.gb) bg.gb[k[GB]] -= bg.g[k[G]];
-    }
-}
-
 Tensor *tensor_sub(Tensor *a, Tensor *b) { return binary("sub", '-', sub_backward, a, b); }
-
-/* out = a * b: d out/d a = b, d out/d b = a. For x * x both lines add into x's gradient. */
-static void mul_backward(Tensor *out) {
-    BinaryGrad bg;
-    if (binary_grad_begin(out, '*', &bg)) return;
-    while (nditer_next(&bg.it)) {
-        const int64_t *k = bg.it.offset;
-        if (bg.ga) bg.ga[k[GA]] += bg.g[k[G]] * bg.b[k[B]];
-        if (bg.gb) bg.gb[k[GB]] += bg.g[k[G]] * bg.a[k[A]];
-    }
-}
-
 Tensor *tensor_mul(Tensor *a, Tensor *b) { return binary("mul", '*', mul_backward, a, b); }
-
-/* out = a / b: d out/d a = 1/b, d out/d b = -a/b^2 */
-static void div_backward(Tensor *out) {
-    BinaryGrad bg;
-    if (binary_grad_begin(out, '/', &bg)) return;
-    while (nditer_next(&bg.it)) {
-        const int64_t *k = bg.it.offset;
-        float g = bg.g[k[G]], u = bg.a[k[A]], v = bg.b[k[B]];
-        if (bg.ga) bg.ga[k[GA]] += g / v;
-        if (bg.gb) bg.gb[k[GB]] -= g * u / (v * v);
-    }
-}
-
 Tensor *tensor_div(Tensor *a, Tensor *b) { return binary("div", '/', div_backward, a, b); }
 
 /* ==== with a scalar ====================================================================== */

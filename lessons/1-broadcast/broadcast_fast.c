@@ -1,7 +1,8 @@
 /*
  * broadcast_fast.c - lesson 1's elementwise ops, fast: the same out[i] = a[i] op b[i] as
- * broadcast.c's odometer, element for element. It takes every forward of add, sub, mul and
- * div unless COURSE_KERNELS=reference.
+ * broadcast.c's reference kernels, element for element: binary_fast and binary_backward_fast,
+ * in the table (kernels.h) for every forward and backward of add, sub, mul and div unless
+ * COURSE_KERNELS=reference.
  *   - Dims that line up are merged (a contiguous (4096,4096) is one row of 16M elements), and
  *     each row is a plain loop over inputs that are contiguous or broadcast (stride 1 or 0).
  *   - An input read down the columns of the result (a transposed one) is first copied, one tile
@@ -12,17 +13,17 @@
  *     KERNELS_NATIVE); the backward sums a row into a broadcast gradient in eight running sums.
  * docs/1-broadcast.md ("How fast") measures each of these.
  */
-#include "broadcast_fast.h"
-
 #include <string.h>
 
-#include "kernels.h"
+#include "kernels_fast.h"
+#include "platform.h"
 
-/* Every row loop below is compiled twice: as plain x86-64 (SSE, 4 floats a register), and for
- * AVX2 (8 floats), which runs where kernels_mode() is KERNELS_NATIVE. The same C, so the same
- * results; only the width of the registers gcc puts eight copies of a statement in differs. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ROW_AVX2 __attribute__((target("avx2")))
+/* Every row loop below is compiled twice: as plain C (on x86-64, SSE: 4 floats a register),
+ * and for AVX2 (8 floats), which runs where kernels_mode() is KERNELS_NATIVE. The same C, so
+ * the same results; only the width of the registers the compiler puts eight copies of a
+ * statement in differs. */
+#ifdef PLATFORM_X86
+#define ROW_AVX2 TARGET_AVX2
 #else
 #define ROW_AVX2
 #endif
@@ -63,7 +64,7 @@ BINARY_ROW(div_row, u / v)
 
 typedef void BinaryRow(int64_t n, float *o, const float *x, int64_t sx, const float *y, int64_t sy);
 
-static BinaryRow *binary_row(char op, Kernels mode) {
+static BinaryRow *binary_row(char op, KernelMode mode) {
     bool avx2 = mode == KERNELS_NATIVE;
     switch (op) {
     case '+': return avx2 ? add_row_avx2 : add_row;
@@ -118,33 +119,17 @@ static TileInput tile_input(const float *p, int64_t rs, int64_t cs, int64_t rows
     return (TileInput){buf, cols, 1};
 }
 
-/* What broadcast.c checked before it calls: a valid shape (shape_numel is -1 otherwise), every
- * strides array, and every data array when there are elements. A direct caller that gives less
- * gets false, with nothing written, instead of a crash. */
-static bool arguments_valid(int rank, const int64_t *shape, const void *const *data, int n_data,
-                            const int64_t *const *strides, int n_strides) {
-    int64_t n = shape_numel(shape, rank);
-    for (int k = 0; k < n_strides && n >= 0; k++)
-        if (rank > 0 && !strides[k]) return false;
-    for (int k = 0; k < n_data && n > 0; k++)
-        if (!data[k]) return false;
-    return n >= 0;
-}
-
-bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, const float *a,
-                           const int64_t *a_strides, const float *b, const int64_t *b_strides) {
-    Kernels mode = kernels_mode();
-    if (mode == KERNELS_REFERENCE) return false;
-    if (!arguments_valid(rank, shape, (const void *[]){out, a, b}, 3, (const int64_t *[]){a_strides, b_strides}, 2))
-        return false;
+void binary_fast(char op, int rank, const int64_t *shape, float *out, const float *a, const int64_t *a_strides,
+                 const float *b, const int64_t *b_strides) {
+    KernelMode mode = kernels_mode();
     BinaryRow *row = binary_row(op, mode);
     int64_t out_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[3][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, out_strides);
     int m = kernels_merge_dims(rank, shape, 3, (const int64_t *[]){out_strides, a_strides, b_strides}, sh, st);
-    if (shape_numel(shape, rank) == 0) return true;
+    if (shape_numel(shape, rank) == 0) return;
     if (m == 0) { /* one element */
         row(1, out, a, 0, b, 0);
-        return true;
+        return;
     }
     int64_t cols = sh[m - 1], acs = st[1][m - 1], bcs = st[2][m - 1];
     NdIter it;
@@ -159,7 +144,7 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
             for (int64_t r = 0; r < rows; r++)
                 row(cols, out + it.offset[0] + r * ors, a + it.offset[1] + r * ars, acs, b + it.offset[2] + r * brs,
                     bcs);
-        return true;
+        return;
     }
     /* Two inputs of the result's size, one of them read down the columns: two passes, each of
      * which reads memory in order. The core's transposing copy puts that input into out, then
@@ -169,7 +154,7 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
         bool b_in_out = acs == 1;
         strided_copy(rank, shape, out, out_strides, b_in_out ? b : a, b_in_out ? b_strides : a_strides);
         op_in_place(row, b_in_out, m, sh, st[0], b_in_out ? a : b, b_in_out ? st[1] : st[2], out);
-        return true;
+        return;
     }
     /* Tiles over the last two merged dims (rows of `cols` results), an odometer over the rest. */
     bool stream = mode == KERNELS_NATIVE && (uint64_t)shape_numel(shape, rank) > KERNELS_STREAM_BYTES / sizeof(float);
@@ -189,7 +174,6 @@ bool broadcast_fast_binary(char op, int rank, const int64_t *shape, float *out, 
                 }
             }
     if (stream) kernels_stream_end();
-    return true;
 }
 
 /* ==== the backward ======================================================================= */
@@ -248,7 +232,7 @@ GRAD_ROW(grad_quotient, -gg * u / (v * v)) /* a / b (b) */
 typedef void GradRow(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv, float *d,
                      int64_t sd);
 
-static GradRow *grad_row(char op, bool wrt_a, Kernels mode) {
+static GradRow *grad_row(char op, bool wrt_a, KernelMode mode) {
     bool avx2 = mode == KERNELS_NATIVE;
     switch (op) {
     case '+': return avx2 ? grad_same_avx2 : grad_same;
@@ -258,24 +242,23 @@ static GradRow *grad_row(char op, bool wrt_a, Kernels mode) {
     }
 }
 
-bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, const float *g, const float *a,
-                                    const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
-                                    const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
-    Kernels mode = kernels_mode();
-    if (mode == KERNELS_REFERENCE) return false;
-    if (!arguments_valid(rank, shape, (const void *[]){g, a, b}, 3,
-                         (const int64_t *[]){a_strides, b_strides, ga_strides, gb_strides}, 4))
-        return false;
+void binary_backward_fast(char op, int rank, const int64_t *shape, const float *g, const float *a,
+                          const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
+                          const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
+    KernelMode mode = kernels_mode();
     int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
     int m = kernels_merge_dims(rank, shape, 5,
                                (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides}, sh, st);
-    if (shape_numel(shape, rank) == 0) return true;
+    if (shape_numel(shape, rank) == 0) return;
     /* one row at a time along the last merged dim (one element is a row of 1), the rows of the
      * last two in a plain loop and an odometer over the dims before them, as in the forward */
     int64_t cols = m > 0 ? sh[m - 1] : 1, rows = m >= 2 ? sh[m - 2] : 1, s[5], r[5];
     for (int k = 0; k < 5; k++) s[k] = m > 0 ? st[k][m - 1] : 0, r[k] = m >= 2 ? st[k][m - 2] : 0;
-    if (s[0] != 1 && m > 0) return false; /* g is contiguous, so its last merged dim has stride 1 */
+    if (s[0] != 1 && m > 0) { /* g is contiguous, so its last merged dim has stride 1 */
+        binary_backward_reference(op, rank, shape, g, a, a_strides, b, b_strides, ga, ga_strides, gb, gb_strides);
+        return;
+    }
     NdIter it;
     nditer_init(&it, m >= 2 ? m - 2 : 0, sh, 5, (const int64_t *[]){st[0], st[1], st[2], st[3], st[4]});
     GradRow *row_a = grad_row(op, true, mode), *row_b = grad_row(op, false, mode);
@@ -286,5 +269,4 @@ bool broadcast_fast_binary_backward(char op, int rank, const int64_t *shape, con
             if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3]);
             if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4]);
         }
-    return true;
 }

@@ -531,7 +531,7 @@ static Tensor *transposed_view(Rng *rng, const int64_t *shape, int rank, bool fl
 
 /* add, sub, mul and div of large transposed, flipped, offset and expanded operands, and
  * sum_to_shape of a transposed one, against reading every element by hand; each case under
- * the next COURSE_KERNELS setting in turn (reference, generic, native). */
+ * the next COURSE_KERNELS setting in turn (reference, portable, native). */
 START_TEST(test_tiled_ops_against_naive) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed);

@@ -5,7 +5,7 @@
  * element of x into the output element it belongs to), the chapter's row sum (sum_last_dim),
  * the sum over any axis, then mean and the MSE loss as compositions that need no backward of
  * their own. docs/2-reduce.md explains every step; its "How fast" section measures the core's
- * fast path (common/kernels.c), which the core's loop hands its work to.
+ * fast kernel (common/tensor_fast.c), which the table (kernels.h) hands the core's loop to.
  *
  * Names: x is the input, out the result, g the result's gradient, gx the input's gradient.
  * (..., D) is any number of leading dims, then the last dim of size D; `rows` is the number of

@@ -23,6 +23,7 @@
 
 #include "bench.h"
 #include "broadcast.h"
+#include "kernels.h"
 #include "softmax.h"
 #include "softmax_fast.h"
 
@@ -180,9 +181,10 @@ static double exp_max_ulp(uint64_t stride, uint64_t *count) {
 
 /* The same op on the same input under the reference: its plain C rows, with expf */
 static BenchTime time_reference(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s) {
-    setenv("COURSE_KERNELS", "reference", 1);
+    const char *was = kernels_setting();
+    kernels_use("reference");
     BenchTime t = time_op(o, op, s);
-    unsetenv("COURSE_KERNELS");
+    kernels_use(was);
     return t;
 }
 

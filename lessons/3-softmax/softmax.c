@@ -3,9 +3,9 @@
  *
  * Read top to bottom: the naive formula (for comparison), one stable row (three passes: the
  * max, the exps and their sum, the scaling), the softmax op and its backward, log-softmax
- * through log-sum-exp and its backward, then cross-entropy from logits. Each op first offers
- * its rows to softmax_fast.c (vectorized exps; a strided view is first copied whole), which
- * hands them back when COURSE_KERNELS says so. docs/3-softmax.md explains every step.
+ * through log-sum-exp and its backward, then cross-entropy from logits. The rows are the
+ * reference kernels; each op computes through the table (kernels.h), which under
+ * COURSE_KERNELS=native points at softmax_fast.c's. docs/3-softmax.md explains every step.
  *
  * Names: a row is the D entries along the last dim, `step` apart in memory (1 for a
  * contiguous tensor). x is the input row; s = softmax(x); g is the upstream gradient of the
@@ -15,7 +15,7 @@
 
 #include <math.h>
 
-#include "softmax_fast.h"
+#include "kernels.h"
 
 /* ==== for comparison: the formula as written ============================================ */
 
@@ -90,6 +90,11 @@ static void for_each_row(const Tensor *x, float *out, void (*row_fn)(const float
     for (; nditer_next(&rows); out += d) row_fn(tensor_data(x) + rows.offset[0], d, step, out);
 }
 
+/* The reference kernel of both row ops: one row at a time. */
+void softmax_rows_reference(bool log_softmax, const Tensor *x, float *out) {
+    for_each_row(x, out, log_softmax ? log_softmax_row : softmax_row);
+}
+
 /* ==== softmax ============================================================================= */
 
 /* s = softmax(x) along a row. ds_i/dx_j = s_i (delta_ij - s_j), so
@@ -109,7 +114,7 @@ static void softmax_backward(Tensor *out) {
 Tensor *tensor_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("softmax_last_dim", x);
     if (!out) return NULL;
-    if (!softmax_fast_rows(false, x, tensor_data(out))) for_each_row(x, tensor_data(out), softmax_row);
+    kernels()->softmax_rows(false, x, tensor_data(out));
     return tensor_record(out, "softmax_last_dim", softmax_backward, 1, &x);
 }
 
@@ -133,7 +138,7 @@ static void log_softmax_backward(Tensor *out) {
 Tensor *tensor_log_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("log_softmax_last_dim", x);
     if (!out) return NULL;
-    if (!softmax_fast_rows(true, x, tensor_data(out))) for_each_row(x, tensor_data(out), log_softmax_row);
+    kernels()->softmax_rows(true, x, tensor_data(out));
     return tensor_record(out, "log_softmax_last_dim", log_softmax_backward, 1, &x);
 }
 
@@ -143,6 +148,15 @@ Tensor *tensor_log_softmax_last_dim(Tensor *x) {
 static double row_cross_entropy(const float *x, int64_t d, int64_t step, int64_t t) {
     float m = row_max(x, d, step);
     return (double)(m - x[t * step]) + (float)log(row_exp_sum(x, d, step, m, NULL));
+}
+
+/* The reference kernel: the rows' losses, added up in double. */
+double cross_entropy_reference(const Tensor *logits, const int64_t *targets) {
+    double total = 0.0;
+    for (int64_t i = 0; i < logits->shape[0]; i++)
+        total += row_cross_entropy(tensor_data(logits) + i * logits->strides[0], logits->shape[1], logits->strides[1],
+                                   targets[i]);
+    return total;
 }
 
 /* loss = mean over the rows n of -log_softmax(row n)[t_n]. By section 4.5, the gradient of
@@ -186,10 +200,7 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
     int64_t *saved = ctx_alloc(logits->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
     for (int64_t i = 0; i < n; i++) saved[i] = targets[i];
-    double total = 0.0;
-    if (!softmax_fast_cross_entropy(logits, targets, &total))
-        for (int64_t i = 0; i < n; i++)
-            total += row_cross_entropy(tensor_data(logits) + i * logits->strides[0], c, logits->strides[1], targets[i]);
+    double total = kernels()->cross_entropy(logits, targets);
     tensor_data(out)[0] = (float)(total / (double)n); /* 0 / 0 = nan for no rows */
     out->saved = saved;
     return tensor_record(out, op, cross_entropy_backward, 1, &logits);

@@ -1,19 +1,19 @@
 /*
  * softmax_fast.c - lesson 3's softmax, log-softmax and cross-entropy, fast: the same three
  * passes over each row as softmax.c's reference, eight floats at a time with AVX2 and FMA,
- * around a vectorized exp. It takes the rows when kernels_mode() is KERNELS_NATIVE (the CPU has
- * both, and COURSE_KERNELS is not reference or generic); otherwise it hands them back.
+ * around a vectorized exp. kernels.c puts softmax_rows_fast and cross_entropy_fast in the
+ * table under COURSE_KERNELS=native on a CPU that has both; elsewhere the reference runs.
  *
  * The compiler's own vectorizer cannot do this at the course's default -O2: it has no vector
  * exp, and gcc 12 at -O2 does not vectorize loops of unknown length. So the loops are written
  * with intrinsics, in functions compiled for AVX2+FMA alone (the target attribute): the rest
  * of the library stays plain x86-64.
  *
- * The exp is common/simd_exp.h's, shared with lesson 7's GELU. A masked score (-inf, as
+ * The exp is common/platform.h's, shared with lesson 7's GELU. A masked score (-inf, as
  * attention's causal mask makes half of lesson 7's) gets its 0 without going through it.
  *
  * A strided view (a transposed one) is first copied into the contiguous layout by the core's
- * transposing copy, and each row is worked on from there. docs/3-softmax.md ("How fast")
+ * transposing copy (kernels_contiguous), and each row is worked on from there. docs/3-softmax.md ("How fast")
  * measures both.
  */
 #include "softmax_fast.h"
@@ -21,16 +21,16 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kernels.h"
-#include "simd_exp.h"
+#include "kernels_fast.h"
+#include "platform.h"
 
-#ifdef SIMD_X86
+#ifdef PLATFORM_X86
 /* exp8(v), except that where v < -104, whose e^v exp8 rounds to exactly 0 (a masked score of
  * -inf among them), the 0 is put in place instead of computed: the multiply that rounds a
  * result down to 0 takes the CPU's slow path for tiny results (a microcode assist of over a
  * hundred cycles on Intel), and the causal mask of lesson 7 puts -inf in half of attention's
  * scores. The same results, bit for bit. */
-AVX2_FMA static __m256 exp8_masked(__m256 v) {
+TARGET_AVX2 static __m256 exp8_masked(__m256 v) {
     __m256 zero = _mm256_cmp_ps(v, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); /* false for nan */
     if (_mm256_testz_ps(zero, zero)) return exp8(v);
     return _mm256_andnot_ps(zero, exp8(_mm256_andnot_ps(zero, v))); /* those lanes: e^0, then 0 */
@@ -38,7 +38,7 @@ AVX2_FMA static __m256 exp8_masked(__m256 v) {
 
 /* The last d % 8 floats of a row go through the same exp8, from a padded copy, so a value's
  * exp does not depend on where in the row it sits. */
-AVX2_FMA static __m256 exp8_partial(const float *x, int64_t count, __m256 shift, float *out) {
+TARGET_AVX2 static __m256 exp8_partial(const float *x, int64_t count, __m256 shift, float *out) {
     float buf[8] = {0};
     for (int64_t i = 0; i < count; i++) buf[i] = x[i];
     __m256 e = exp8_masked(_mm256_sub_ps(_mm256_loadu_ps(buf), shift));
@@ -47,13 +47,13 @@ AVX2_FMA static __m256 exp8_partial(const float *x, int64_t count, __m256 shift,
     return e;
 }
 
-AVX2_FMA static void exp_avx2(const float *x, int64_t n, float *out) {
+TARGET_AVX2 static void exp_avx2(const float *x, int64_t n, float *out) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_loadu_ps(x + i)));
     if (i < n) exp8_partial(x + i, n - i, _mm256_setzero_ps(), out + i);
 }
 
-AVX2_FMA static float row_max_avx2(const float *x, int64_t d) {
+TARGET_AVX2 static float row_max_avx2(const float *x, int64_t d) {
     /* max(v, m) returns m when v is nan: a nan is skipped, like `if (v > m)` */
     __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
     int64_t j = 0;
@@ -73,7 +73,7 @@ AVX2_FMA static float row_max_avx2(const float *x, int64_t d) {
 
 /* Each e^(x - m) is widened to double before it is added, into eight running sums (two
  * vectors of four doubles): a float sum stops growing at 2^24, which a long row can reach. */
-AVX2_FMA static double row_exp_sum_avx2(const float *x, int64_t d, float m, float *out) {
+TARGET_AVX2 static double row_exp_sum_avx2(const float *x, int64_t d, float m, float *out) {
     __m256 shift = _mm256_set1_ps(m);
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int64_t j = 0;
@@ -94,14 +94,14 @@ AVX2_FMA static double row_exp_sum_avx2(const float *x, int64_t d, float m, floa
     return sum;
 }
 
-AVX2_FMA static void row_scale_avx2(float *s, int64_t d, float k) {
+TARGET_AVX2 static void row_scale_avx2(float *s, int64_t d, float k) {
     __m256 factor = _mm256_set1_ps(k);
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), factor));
     for (; j < d; j++) s[j] *= k;
 }
 
-AVX2_FMA static void row_shift_avx2(const float *x, int64_t d, float m, float log_sum, float *y) {
+TARGET_AVX2 static void row_shift_avx2(const float *x, int64_t d, float m, float log_sum, float *y) {
     __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(log_sum);
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) _mm256_storeu_ps(y + j, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vl));
@@ -126,7 +126,7 @@ static double row_cross_entropy_avx2(const float *x, int64_t d, int64_t t) {
 void simd_exp(const float *x, int64_t n, float *out) {
     if (n > 0 && (!x || !out))
         return (void)tensor_set_error("simd_exp: x and out must not be NULL for %lld floats", (long long)n);
-#ifdef SIMD_X86
+#ifdef PLATFORM_X86
     if (kernels_mode() == KERNELS_NATIVE) {
         exp_avx2(x, n, out);
         return;
@@ -136,64 +136,45 @@ void simd_exp(const float *x, int64_t n, float *out) {
 }
 
 /* ==== rows of views ======================================================================= */
-#ifdef SIMD_X86 /* only the AVX2 rows below copy a view */
 
 /* A view whose rows are not contiguous (a transposed one) is first copied whole, in the
- * contiguous layout of its shape, by the core's transposing copy (tiles, and streaming stores
- * for a large one: kernels.c), and its rows are worked on from there. Copying the rows a block
- * at a time instead, into a scratch buffer that stays in the cache, reads each row of the
- * stored tensor in short pieces, and measured slower (docs/3-softmax.md). */
-static void copy_contiguous(const Tensor *x, float *dst) {
-    int64_t strides[TENSOR_MAX_RANK];
-    contiguous_strides(x->shape, x->rank, strides);
-    strided_copy(x->rank, x->shape, dst, strides, tensor_data(x), x->strides);
-}
-#endif
-
-bool softmax_fast_rows(bool log_softmax, const Tensor *x, float *out) {
-#ifdef SIMD_X86
-    if (kernels_mode() != KERNELS_NATIVE) return false;
-    if (!x || x->rank == 0 || (tensor_numel(x) > 0 && !out)) return false; /* softmax.c never passes these */
+ * contiguous layout of its shape (kernels_contiguous: tiles, and streaming stores for a large
+ * one), and its rows are worked on from there. Copying the rows a block at a time instead,
+ * into a scratch buffer that stays in the cache, reads each row of the stored tensor in short
+ * pieces, and measured slower (docs/3-softmax.md). Off x86-64 the table never points here. */
+void softmax_rows_fast(bool log_softmax, const Tensor *x, float *out) {
+#ifdef PLATFORM_X86
     int64_t d = x->shape[x->rank - 1];
     if (x->strides[x->rank - 1] == 1 || d <= 1) {
         NdIter rows;
         nditer_init_rows(&rows, x);
         for (; nditer_next(&rows); out += d) row_avx2(log_softmax, tensor_data(x) + rows.offset[0], d, out);
-        return true;
+        return;
     }
     /* the rows are copied into out, then each is replaced by its softmax (the passes work in place) */
-    copy_contiguous(x, out);
+    kernels_contiguous(x, out);
     for (int64_t i = 0, n = tensor_numel(x); i < n; i += d) row_avx2(log_softmax, out + i, d, out + i);
-    return true;
 #else
-    (void)log_softmax, (void)x, (void)out;
-    return false;
+    softmax_rows_reference(log_softmax, x, out);
 #endif
 }
 
-bool softmax_fast_cross_entropy(const Tensor *logits, const int64_t *targets, double *total) {
-#ifdef SIMD_X86
-    if (kernels_mode() != KERNELS_NATIVE) return false;
-    /* what softmax.c checked before it calls: handed back, never read out of bounds */
-    if (!logits || logits->rank != 2 || !total || (logits->shape[0] > 0 && !targets)) return false;
+double cross_entropy_fast(const Tensor *logits, const int64_t *targets) {
+#ifdef PLATFORM_X86
     int64_t n = logits->shape[0], c = logits->shape[1];
-    for (int64_t i = 0; i < n; i++)
-        if (targets[i] < 0 || targets[i] >= c) return false;
     const float *rows = tensor_data(logits);
     int64_t row_step = logits->strides[0];
     float *copy = NULL;
     if (logits->strides[1] != 1 && c > 1) {
         copy = malloc((size_t)(n * c) * sizeof *copy);
-        if (!copy) return false; /* the reference needs no memory */
-        copy_contiguous(logits, copy);
-        rows = copy, row_step = c;
+        if (!copy) return cross_entropy_reference(logits, targets); /* the reference needs no memory */
+        rows = kernels_contiguous(logits, copy), row_step = c;
     }
-    *total = 0.0;
-    for (int64_t i = 0; i < n; i++) *total += row_cross_entropy_avx2(rows + i * row_step, c, targets[i]);
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i++) total += row_cross_entropy_avx2(rows + i * row_step, c, targets[i]);
     free(copy);
-    return true;
+    return total;
 #else
-    (void)logits, (void)targets, (void)total;
-    return false;
+    return cross_entropy_reference(logits, targets);
 #endif
 }

@@ -153,8 +153,8 @@ int main(int argc, char **argv) {
         BenchTime copy = l == 0 ? to_array_pair.b : bench_default(&o, to_array_warm, &c);
         bench_table_row("tensor_to_array(permuted, warm buffer)", copy, gbps(&c, copy), base.best);
         if (l != 1) { /* the head split moves whole rows: no transposing kernel is involved */
-            BenchTime generic = bench_with_kernels(&o, "generic", contiguous_op, &c);
-            bench_table_row("tensor_contiguous, generic kernels", generic, gbps(&c, generic), base.best);
+            BenchTime portable = bench_with_kernels(&o, "portable", contiguous_op, &c);
+            bench_table_row("tensor_contiguous, portable kernels", portable, gbps(&c, portable), base.best);
         }
         BenchTime reference = bench_with_kernels(&o, "reference", contiguous_op, &c);
         bench_table_row("tensor_contiguous, reference: the odometer", reference, gbps(&c, reference), base.best);

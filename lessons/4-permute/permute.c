@@ -5,16 +5,14 @@
  * permute as a view with its backward, transpose, then reshape (a view when the strides allow
  * it, else a copy). The copy that moves data, tensor_contiguous (and reshape's copy, below),
  * is the core's strided_copy (common/tensor.c): the odometer loop of docs/4-permute.md 5.3,
- * which first offers the copy to the core's fast path (common/kernels.c; COURSE_KERNELS=
- * reference runs the odometer alone). docs/4-permute.md explains every step.
+ * computed through the table (kernels.h), whose fast kernel is common/tensor_fast.c's
+ * (COURSE_KERNELS=reference runs the odometer alone). docs/4-permute.md explains every step.
  *
  * Names: dims is the permutation (output dim i is input dim dims[i]); inv its inverse.
  */
 #include "permute.h"
 
 #include <string.h>
-
-#include "kernels.h"
 
 /* "(1,0,2)", for messages; n is at most TENSOR_MAX_RANK */
 static char *axes_format(const int *dims, int n, char *buf, size_t size) {
@@ -197,13 +195,12 @@ static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *w
     return true;
 }
 
-/* The elements keep their row-major order, so gradient i belongs to element i. */
+/* The elements keep their row-major order, so gradient i belongs to element i: both
+ * gradients are read as one row of n floats, added by the core's strided_accumulate. */
 static void reshape_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
-    float *gx = tensor_grad_data(x);
-    const float *g = tensor_data(out->grad);
-    if (kernels_add(gx, g, tensor_numel(x))) return; /* kernels.c: the same sums, eight at a time */
-    for (int64_t i = 0, n = tensor_numel(x); i < n; i++) gx[i] += g[i]; /* n hoisted: the stores may alias */
+    int64_t n = tensor_numel(x);
+    strided_accumulate(1, &n, tensor_grad_data(x), (const int64_t[]){1}, tensor_data(out->grad), (const int64_t[]){1});
 }
 
 Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {

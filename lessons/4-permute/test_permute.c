@@ -254,7 +254,7 @@ END_TEST
  * multiples of 8 or 64), sometimes flipped (negative strides) or offset in a padded storage;
  * contiguous(), reshape's copy and permute's backward (which writes the gradient through the
  * permuted strides), each against element-by-element loops, each case under the next
- * COURSE_KERNELS setting in turn (reference, generic, native). */
+ * COURSE_KERNELS setting in turn (reference, portable, native). */
 START_TEST(test_tiled_copies_against_naive) {
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 4);

@@ -2,8 +2,9 @@
  * gather.c - lesson 5: gather_rows (the embedding lookup) and its scatter-add backward.
  *
  * Read top to bottom: the bounds check, the gather and its backward, then the batched
- * embedding as a composition. The gather first offers its rows to gather_fast.c (memcpy of
- * contiguous rows, a transposed table copied in slabs). docs/5-gather.md explains every step.
+ * embedding as a composition. The gather computes through the table (kernels.h), whose fast
+ * kernel (gather_fast.c) copies contiguous rows with memcpy and a transposed table in slabs.
+ * docs/5-gather.md explains every step.
  *
  * Names: the table has V rows of D; indices[i] is the row that output row i copies; g is the
  * gradient of the output, gtable the table's.
@@ -12,7 +13,7 @@
 
 #include <string.h>
 
-#include "gather_fast.h"
+#include "kernels.h"
 #include "permute.h"
 
 /* Every index must name a row of the table. All of them are checked before anything is read,
@@ -37,6 +38,15 @@ static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, 
         return false;
     }
     return true;
+}
+
+/* The reference kernel: out[i, :] = table[indices[i], :], the table read through its strides
+ * (any view works), out contiguous (n, D). */
+void gather_rows_reference(const Tensor *table, const int64_t *indices, int64_t n, float *out) {
+    int64_t d = table->shape[1];
+    const float *t = tensor_data(table);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < d; j++) out[i * d + j] = t[indices[i] * table->strides[0] + j * table->strides[1]];
 }
 
 /* Scatter-add: output row i came from table row indices[i], so its gradient goes back there.
@@ -70,12 +80,7 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
     if (n > 0) memcpy(saved, indices, (size_t)n * sizeof *saved);
-    /* out[i, :] = table[indices[i], :], the table read through its strides (any view works) */
-    float *o = tensor_data(out);
-    const float *t = tensor_data(table);
-    if (!gather_fast_rows(table, indices, n, o))
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t j = 0; j < d; j++) o[i * d + j] = t[indices[i] * table->strides[0] + j * table->strides[1]];
+    kernels()->gather_rows(table, indices, n, tensor_data(out));
     out->saved = saved;
     return tensor_record(out, op, gather_rows_backward, 1, &table);
 }

@@ -1,7 +1,7 @@
 /*
  * gather_fast.c - lesson 5's gather_rows, fast: the same rows as gather.c's loop, copied in a
- * way that suits the table's layout. Unless COURSE_KERNELS=reference, it takes every gather it
- * has a better way for (all but the last case below):
+ * way that suits the table's layout: gather_rows_fast, in the table (kernels.h) unless
+ * COURSE_KERNELS=reference. It has a better way for all but the last case below:
  *   - rows contiguous (stride 1 along a row: the usual case, and a table expanded from (1, D)):
  *     each row is one memcpy;
  *   - stride 0 along a row (a table expanded from (V, 1)): each row is one value, repeated;
@@ -12,15 +12,13 @@
  *     copied from there; the indices are first sorted into slabs (a counting sort). Those rows
  *     are written in the order of their indices, which the cache cannot predict, so into a
  *     result larger than the cache they go with streaming stores;
- *   - anything else, and few indices into a transposed table: gather.c's loop (hand back).
+ *   - anything else, and few indices into a transposed table: gather.c's reference kernel.
  * docs/5-gather.md ("How fast") has the measurements.
  */
-#include "gather_fast.h"
-
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kernels_fast.h"
 
 enum {
     SLAB_AT_LEAST = 16,        /* slab by slab when n >= V / SLAB_AT_LEAST */
@@ -69,27 +67,23 @@ static bool gather_by_slabs(const Tensor *table, const int64_t *indices, int64_t
     return start != NULL;
 }
 
-bool gather_fast_rows(const Tensor *table, const int64_t *indices, int64_t n, float *out) {
-    if (kernels_mode() == KERNELS_REFERENCE) return false;
-    /* what gather.c checked before it calls: handed back, never read out of bounds */
-    if (!table || table->rank != 2 || n < 0 || (n > 0 && (!indices || !out))) return false;
-    for (int64_t i = 0; i < n; i++)
-        if (indices[i] < 0 || indices[i] >= table->shape[0]) return false;
+void gather_rows_fast(const Tensor *table, const int64_t *indices, int64_t n, float *out) {
     int64_t v = table->shape[0], d = table->shape[1], row_step = table->strides[0], col_step = table->strides[1];
     const float *t = tensor_data(table);
-    if (d == 0 || n == 0) return true;
+    if (d == 0 || n == 0) return;
     if (col_step == 1 || d == 1) {
         for (int64_t i = 0; i < n; i++) memcpy(out + i * d, t + indices[i] * row_step, (size_t)d * sizeof(float));
-        return true;
+        return;
     }
     if (col_step == 0) {
         for (int64_t i = 0; i < n; i++) {
             float value = t[indices[i] * row_step];
             for (int64_t j = 0; j < d; j++) out[i * d + j] = value;
         }
-        return true;
+        return;
     }
     /* a dim of size 1 may have any stride, so row_step counts only when v > 1 */
     bool transposed = v > 1 && row_step != 0 && llabs(row_step) < llabs(col_step) && llabs(col_step) >= 16;
-    return transposed && n >= v / SLAB_AT_LEAST && gather_by_slabs(table, indices, n, out);
+    if (!(transposed && n >= v / SLAB_AT_LEAST && gather_by_slabs(table, indices, n, out)))
+        gather_rows_reference(table, indices, n, out);
 }

@@ -7,7 +7,7 @@
  *   naive i,j,p    the textbook loop: each out[i, j] is a dot product down a column of b
  *   loop order     the same sums in the order i, p, j: the inner loop walks rows of b and out
  *   blocked        i, p, j over blocks of b small enough to stay in the cache
- *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=generic),
+ *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=portable),
  *                  its AVX2+FMA one (avx2) and, where the CPU has it, its AVX-512 one (native)
  *   OpenBLAS       cblas_sgemm, one thread, when the Makefile found OpenBLAS (HAVE_OPENBLAS)
  *
@@ -242,12 +242,13 @@ static BenchTime time_library_against(const BenchOptions *o, const LibraryCase *
     return t;
 }
 
-/* The same with COURSE_KERNELS set to mode: "generic" (the plain C micro-kernel), "avx2". */
+/* The same with the table filled for mode: "portable" (the plain C micro-kernel), "avx2". */
 static BenchTime time_library_square_with(const BenchOptions *o, const char *mode, int64_t n, const float *a,
                                           const float *b) {
-    setenv("COURSE_KERNELS", mode, 1);
+    const char *was = kernels_setting();
+    kernels_use(mode);
     BenchTime t = time_library_square(o, n, a, b, ROW_MAJOR, ROW_MAJOR);
-    unsetenv("COURSE_KERNELS");
+    kernels_use(was);
     return t;
 }
 
@@ -527,7 +528,7 @@ int main(int argc, char **argv) {
     bool have_blas = tuned >= 0;
 
     /* ---- square products ---------------------------------------------------------------- */
-    FILE *data = bench_data_open(&o, "n naive_ijp loop_order_ipj blocked_ipj library_generic library_avx2 library "
+    FILE *data = bench_data_open(&o, "n naive_ijp loop_order_ipj blocked_ipj library_portable library_avx2 library "
                                      "openblas_detected openblas_tuned (GFLOP/s; - not measured)");
     if (largest > slow_max)
         printf("\nThe naive kernel skips sizes above %lld, loop order and blocked above %lld (--slow-max): they would "
@@ -555,8 +556,8 @@ int main(int argc, char **argv) {
             t = time_slow(&o, blocked_ipj, &sq);
             bench_table_row("blocked i,p,j (128x256 blocks of b)", t, rate[2] = flop / t.best * 1e-9, base);
         }
-        BenchTime t = time_library_square_with(&o, "generic", n, x.a, x.b);
-        bench_table_row("library, plain C micro-kernel (generic)", t, rate[3] = flop / t.best * 1e-9, base);
+        BenchTime t = time_library_square_with(&o, "portable", n, x.a, x.b);
+        bench_table_row("library, plain C micro-kernel (portable)", t, rate[3] = flop / t.best * 1e-9, base);
         if (kernels_avx512()) { /* the AVX2 micro-kernel too, on a CPU whose native one is AVX-512 */
             t = time_library_square_with(&o, "avx2", n, x.a, x.b);
             bench_table_row("library, AVX2+FMA micro-kernel (avx2)", t, rate[4] = flop / t.best * 1e-9, base);

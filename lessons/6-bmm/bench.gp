@@ -8,7 +8,7 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
 }
 set output output
 
-# columns: n naive_ijp loop_order_ipj blocked_ipj library_generic library_avx2 library openblas_detected openblas_tuned
+# columns: n naive_ijp loop_order_ipj blocked_ipj library_portable library_avx2 library openblas_detected openblas_tuned
 # "-" is a time not measured. How each column is drawn, listed in the key's order:
 array style[9]
 style[9] = "with lines linewidth 5 dashtype 2 linecolor rgb '#444444' title 'OpenBLAS, tuned core'"

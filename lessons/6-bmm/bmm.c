@@ -1,8 +1,9 @@
 /*
  * bmm.c - lesson 6: batched matmul with broadcast batch dims, forward and backward.
  *
- * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides, which hands
- * its work to gemm.c's fast kernel unless COURSE_KERNELS=reference), the plan that splits operands
+ * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides; the ops call
+ * it through the table, kernels.h, which points at gemm.c's fast kernel unless
+ * COURSE_KERNELS=reference), the plan that splits operands
  * into batch dims and matrix dims and broadcasts the batch dims (lesson 1), the forward over
  * every batch (with the one valid fold), the backward, then 1-D operands. Last, seed 002's
  * invalid fold, kept only for the walk-through. docs/6-bmm.md explains every step.
@@ -15,7 +16,7 @@
 #include <string.h>
 
 #include "broadcast.h"
-#include "gemm.h"
+#include "kernels.h"
 #include "permute.h"
 
 /* ==== the 2-D kernel ====================================================================== */
@@ -23,11 +24,10 @@
 /* out[i, j] += sum over p of a[i, p] * b[p, j]: the chapter's triple loop, the definition of the
  * product, with every matrix read through its strides, so any view works. Loop order i, p, j:
  * the inner loop walks a row of b and a row of out. Every 2-D product of the lesson, forward
- * and backward, comes here, and first offers itself to gemm.c's blocked, vectorised kernel.
- * out must not overlap a or b. */
-static void matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+ * and backward, is computed through the table's entry for it (kernels()->matmul): this kernel,
+ * or gemm.c's blocked, vectorised one. out must not overlap a or b. */
+void matmul_reference(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                       float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
-    if (gemm_matmul_2d(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n)) return;
     for (int64_t i = 0; i < m; i++)
         for (int64_t p = 0; p < k; p++) {
             float x = a[i * a_rs + p * a_cs];
@@ -131,7 +131,7 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
         NdIter it;
         nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
         while (nditer_next(&it))
-            matmul_2d(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2], p.n, 1, p.m,
+            kernels()->matmul(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2], p.n, 1, p.m,
                       p.k, p.n);
     }
     return tensor_record(out, op, matmul_backward, 2, (Tensor *[]){a, b});
@@ -167,9 +167,9 @@ static void matmul_backward(Tensor *out) {
     while (nditer_next(&it)) {
         const float *ab = ad + it.offset[0], *bb = bd + it.offset[1], *gbatch = g + it.offset[2];
         /* g @ b^T: b^T is b read with its row and column strides swapped */
-        if (ga) matmul_2d(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k);
+        if (ga) kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k);
         /* a^T @ g: a^T is a read with its strides swapped */
-        if (gb) matmul_2d(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n);
+        if (gb) kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n);
     }
 }
 

@@ -1,8 +1,9 @@
 /*
- * gemm.c - out += a @ b for float32 matrices, fast: the fast path of bmm.c's matmul_2d, the
- * same sums as its triple loop. It takes every 2-D product of lesson 6, forward and backward,
- * unless COURSE_KERNELS=reference, the product is tiny (at most GEMM_SMALL multiply-adds) or it
- * is a dot product (gemm_matmul_2d, at the end). docs/6-bmm.md (section 7.7) walks from the
+ * gemm.c - out += a @ b for float32 matrices, fast: matmul_fast, the fast kernel of bmm.c's
+ * matmul_reference (kernels.h), the same sums as its triple loop. It is in the table for every
+ * 2-D product of lesson 6, forward and backward, unless COURSE_KERNELS=reference, and hands a
+ * tiny product (at most GEMM_SMALL multiply-adds) or a dot product back to the reference (at
+ * the end). docs/6-bmm.md (section 7.7) walks from the
  * chapter's triple loop to this file, one measured step at a time.
  *
  * The triple loop does 2*m*k*n flops but, for large matrices, keeps fetching the same values
@@ -41,12 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#define GEMM_X86 1
-#include <immintrin.h>
-#endif
+#include "kernels_fast.h"
+#include "platform.h"
 
 #define MR GEMM_MR /* the most rows a kernel's tile has */
 #define MR_AVX2 6  /* the rows of kernel_avx2's tile */
@@ -88,13 +85,13 @@ static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_c
         for (int j = 0; j < NR; j++) c[i * ldc + j] += t[i][j];
 }
 
-#ifdef GEMM_X86
+#ifdef PLATFORM_X86
 /* AVX2+FMA, a 6 x 16 tile: row i is two 8-float registers, ci0 (columns 0-7) and ci1 (8-15).
  * Each step loads the 16 floats of b once, then for each of the 6 rows broadcasts a[i] to all
  * 8 lanes and does two fused multiply-adds. 12 accumulators + 2 registers of b + 1 of a use 15
  * of the 16 registers. The rows are spelled out (ROW) rather than looped over so that the
  * accumulators surely stay in registers at -O2. */
-__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
+TARGET_AVX2 static void kernel_avx2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
                                                             const float *pb, float *c, int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
@@ -121,7 +118,7 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
  * the even steps of p go into one set of eight and the odd steps into another, added together
  * at the end, and no add waits. The CPUs with two 512-bit FMA units run it about twice as fast
  * as kernel_avx2 (docs/6-bmm.md, 7.7). */
-__attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
+TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
                                                              const float *pb, float *c, int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
@@ -154,7 +151,7 @@ __attribute__((target("avx512f"))) static void kernel_avx512(int64_t kc, const f
  * comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
  * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
-__attribute__((target("avx512f"))) static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs,
+TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs,
                                                                   int64_t a_cs, const float *pb, const float *pb2,
                                                                   float *c, int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
@@ -187,16 +184,14 @@ typedef struct {
 } MicroKernel;
 
 /* The AVX-512 kernels where kernels_avx512() allows them, the AVX2 one where kernels_mode() is
- * KERNELS_NATIVE, the plain one for KERNELS_GENERIC; false (and the plain one) for
- * KERNELS_REFERENCE. Asked on every call, since the tests change COURSE_KERNELS between calls;
- * on a CPU with AVX-512 with a single look at the environment, which lesson 7's many small
- * products notice. */
+ * KERNELS_NATIVE, the plain one for KERNELS_PORTABLE; false (and the plain one) for
+ * KERNELS_REFERENCE. Two tests of what the table was filled with. */
 static bool pick_kernel(MicroKernel *kernel) {
-#ifdef GEMM_X86
+#ifdef PLATFORM_X86
     if (kernels_avx512()) return *kernel = (MicroKernel){MR, kernel_avx512, kernel_avx512_wide}, true;
 #endif
-    Kernels mode = kernels_mode();
-#ifdef GEMM_X86
+    KernelMode mode = kernels_mode();
+#ifdef PLATFORM_X86
     if (mode == KERNELS_NATIVE) return *kernel = (MicroKernel){MR_AVX2, kernel_avx2, NULL}, true;
 #endif
     *kernel = (MicroKernel){MR, kernel_generic, NULL};
@@ -328,11 +323,13 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
     return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }
 
-bool gemm_matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                    float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
+                 int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     /* Below GEMM_SMALL multiply-adds, packing costs more than it saves; so it does for a dot
-     * product (one row times one column), where no value is used twice. */
-    if ((double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1)) return false;
+     * product (one row times one column), where no value is used twice. The reference takes
+     * those, and a product whose buffer cannot be allocated. */
     MicroKernel kernel;
-    return pick_kernel(&kernel) && gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+    bool small = (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1);
+    if (small || !pick_kernel(&kernel) || !gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n))
+        matmul_reference(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
 }

@@ -1,7 +1,8 @@
 /*
  * gemm.h - lesson 6's fast float32 matrix product: cache blocking, packing and a
  * register-blocked micro-kernel, with the kernel chosen at run time for the CPU it runs on
- * (docs/6-bmm.md, section 7.7). bmm.c's 2-D products hand their work to it.
+ * (docs/6-bmm.md, section 7.7). Its kernel for the table is matmul_fast (kernels_fast.h);
+ * this header is gemm_f32's, for the tests and the bench.
  *
  * Letters as in bmm.c: a is (m, k), b is (k, n), out is (m, n); rs and cs are a matrix's row
  * and column strides, in elements.
@@ -36,13 +37,7 @@ enum { GEMM_SMALL_BUFFER = 32768 };
 bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
 
-/* Products of at most this many multiply-adds (8 x 8 x 8) are left to the triple loop. */
+/* Products of at most this many multiply-adds (8 x 8 x 8) are left to the reference kernel. */
 #define GEMM_SMALL 512
-
-/* The fast path of bmm.c's matmul_2d, the same arguments: gemm_f32, unless COURSE_KERNELS is
- * reference, the product has at most GEMM_SMALL multiply-adds, or it is one row times one
- * column. True when done; false, with nothing added, otherwise. */
-bool gemm_matmul_2d(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                    float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
 
 #endif /* GEMM_H */

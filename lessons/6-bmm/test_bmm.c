@@ -398,7 +398,7 @@ END_TEST
 
 /* ==== the fast kernel (gemm.c) against a naive loop in double ============================== */
 
-/* gemm_f32's micro-kernels: plain C (COURSE_KERNELS=generic, and reference, where gemm_f32 is
+/* gemm_f32's micro-kernels: plain C (COURSE_KERNELS=portable, and reference, where gemm_f32 is
  * called directly), AVX2+FMA (avx2) and AVX-512 (native), those this CPU has. The tests of
  * tensor_matmul run the reference's triple loop as well. */
 #define FOR_EACH_GEMM_KERNEL(mode) \
@@ -479,30 +479,6 @@ static void check_gemm(Rng *rng, const char *kernel, int64_t m, int64_t k, int64
             ck_abort_msg("%s: wrote outside out, %lld floats from its element (0, 0)", what, (long long)(i - o.at));
     free(before), free(in_view), free(a.buf), free(b.buf), free(o.buf);
 }
-
-/* The hand-off: gemm_matmul_2d takes a product unless COURSE_KERNELS=reference, the product
- * has at most GEMM_SMALL multiply-adds or it is a dot product; what it declines, it leaves
- * untouched. */
-START_TEST(test_gemm_takes_over) {
-    static float a[1200], b[1200], out[100]; /* room for the largest: (1,600) @ (600,2) */
-    for (int i = 0; i < 1200; i++) a[i] = b[i] = 1.0f;
-    const int64_t sizes[][3] = {{8, 8, 8}, {9, 8, 8}, {1, 600, 1}, {1, 600, 2}};
-    const bool taken[] = {false, true, false, true};
-    for (int s = 0; s < 4; s++)
-        for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
-            const char *name = use_kernels(*mode);
-            int64_t m = sizes[s][0], k = sizes[s][1], n = sizes[s][2];
-            memset(out, 0, sizeof out);
-            bool took = gemm_matmul_2d(a, k, 1, b, n, 1, out, n, 1, m, k, n);
-            bool want = taken[s] && strcmp(name, "reference") != 0;
-            ck_assert_msg(took == want, "%s kernels: gemm_matmul_2d of (%lld,%lld) @ (%lld,%lld) %s, expected it to %s",
-                          name, (long long)m, (long long)k, (long long)k, (long long)n, took ? "took it" : "handed it back",
-                          want ? "take it" : "hand it back");
-            ck_assert_msg(out[0] == (took ? (float)k : 0.0f), "%s kernels: out[0] is %g after %s", name, (double)out[0],
-                          took ? "the product" : "handing back");
-        }
-}
-END_TEST
 
 START_TEST(test_gemm_edge_sizes) {
     /* every combination of sizes around the tiles (6 or 8 rows, 16 or 32 columns), 0 and 1
@@ -755,7 +731,6 @@ int main(int argc, char **argv) {
     add_test(layouts, test_random_shapes);
     TCase *fast = add_test_case(s, "the fast kernel");
     tcase_set_timeout(fast, 60);
-    add_test(fast, test_gemm_takes_over);
     add_test(fast, test_gemm_edge_sizes);
     add_test(fast, test_gemm_block_edges);
     add_test(fast, test_gemm_random_sizes);

@@ -13,33 +13,47 @@
 #include "bmm.h"
 #include "broadcast.h"
 #include "gather.h"
+#include "kernels.h"
 #include "permute.h"
 #include "reduce.h"
 #include "rng.h"
 #include "softmax.h"
-#include "train_fast.h"
 
 /* ==== GELU ================================================================================ */
 
-/* The forward keeps tanh(u) of every element (out->saved, row-major): the backward needs it,
- * and computing it again would cost as much as the forward. */
-static void gelu_backward(Tensor *out) {
-    Tensor *x = out->inputs[0];
-    const float *t = out->saved, *g = tensor_data(out->grad);
-    float *gx = tensor_grad_data(x);
-    int64_t n = tensor_numel(x);
-    if (tensor_is_contiguous(x) && train_fast_gelu_backward(tensor_data(x), t, g, n, gx)) return;
-    /* d/dx of x/2 * (1 + tanh(u)): the product rule, with d tanh(u)/du = 1 - tanh(u)^2 */
+/* The reference kernels. The forward keeps tanh(u) of every element (tanh_u, row-major): the
+ * backward needs it, and computing it again would cost as much as the forward. */
+void gelu_reference(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
+                    float *tanh_u) {
     int64_t row_major[TENSOR_MAX_RANK];
-    contiguous_strides(x->shape, x->rank, row_major);
-    const float *xs = tensor_data(x);
+    contiguous_strides(shape, rank, row_major);
     NdIter it;
-    nditer_init(&it, x->rank, x->shape, 2, (const int64_t *[]){row_major, x->strides});
+    nditer_init(&it, rank, shape, 2, (const int64_t *[]){row_major, x_strides});
     while (nditer_next(&it)) {
-        float v = xs[it.offset[1]], tu = t[it.offset[0]];
+        float v = x[it.offset[1]];
+        tanh_u[it.offset[0]] = tanhf(GELU_S * (v + GELU_A * v * v * v));
+        out[it.offset[0]] = 0.5f * v * (1.0f + tanh_u[it.offset[0]]);
+    }
+}
+
+/* d/dx of x/2 * (1 + tanh(u)): the product rule, with d tanh(u)/du = 1 - tanh(u)^2 */
+void gelu_backward_reference(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
+                             const float *tanh_u, const float *g, float *gx) {
+    int64_t row_major[TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, row_major);
+    NdIter it;
+    nditer_init(&it, rank, shape, 2, (const int64_t *[]){row_major, x_strides});
+    while (nditer_next(&it)) {
+        float v = x[it.offset[1]], tu = tanh_u[it.offset[0]];
         float du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
         gx[it.offset[0]] += g[it.offset[0]] * (0.5f * (1.0f + tu) + 0.5f * v * (1.0f - tu * tu) * du_dx);
     }
+}
+
+static void gelu_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    kernels()->gelu_backward(x->rank, x->shape, tensor_data(x), x->strides, out->saved, tensor_data(out->grad),
+                             tensor_grad_data(x));
 }
 
 Tensor *tensor_gelu(Tensor *x) {
@@ -48,17 +62,7 @@ Tensor *tensor_gelu(Tensor *x) {
     int64_t n = out ? tensor_numel(x) : 0;
     float *t = out ? ctx_alloc(x->ctx, (size_t)(n > 0 ? n : 1) * sizeof *t) : NULL;
     if (!out || !t) return NULL;
-    float *o = tensor_data(out);
-    const float *xs = tensor_data(x);
-    if (!(tensor_is_contiguous(x) && train_fast_gelu(xs, n, o, t))) {
-        NdIter it;
-        nditer_init(&it, x->rank, x->shape, 2, (const int64_t *[]){out->strides, x->strides});
-        while (nditer_next(&it)) {
-            float v = xs[it.offset[1]];
-            t[it.offset[0]] = tanhf(GELU_S * (v + GELU_A * v * v * v));
-            o[it.offset[0]] = 0.5f * v * (1.0f + t[it.offset[0]]);
-        }
-    }
+    kernels()->gelu(x->rank, x->shape, tensor_data(x), x->strides, tensor_data(out), t);
     out->saved = t;
     return tensor_record(out, "gelu", gelu_backward, 1, &x);
 }
@@ -291,13 +295,18 @@ void adamw_update(float *p, const float *g, float *m, float *v, int64_t n, int64
     if (!opt) return (void)tensor_set_error("adamw_update: opt is NULL");
     if (n > 0 && (!p || !g || !m || !v))
         return (void)tensor_set_error("adamw_update: p, g, m and v must not be NULL for %lld floats", (long long)n);
-    if (train_fast_adamw(p, g, m, v, n, step, opt->lr, opt->beta1, opt->beta2, opt->eps, weight_decay)) return;
-    float bias1 = 1.0f - powf(opt->beta1, (float)step), bias2 = 1.0f - powf(opt->beta2, (float)step);
+    kernels()->adamw(p, g, m, v, n, step, opt->lr, opt->beta1, opt->beta2, opt->eps, weight_decay);
+}
+
+/* The reference kernel: the update as written, one parameter at a time. */
+void adamw_reference(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
+                     float beta2, float eps, float weight_decay) {
+    float bias1 = 1.0f - powf(beta1, (float)step), bias2 = 1.0f - powf(beta2, (float)step);
     for (int64_t i = 0; i < n; i++) {
-        p[i] -= opt->lr * weight_decay * p[i];
-        m[i] = opt->beta1 * m[i] + (1.0f - opt->beta1) * g[i];
-        v[i] = opt->beta2 * v[i] + (1.0f - opt->beta2) * g[i] * g[i];
-        p[i] -= opt->lr * (m[i] / bias1) / (sqrtf(v[i] / bias2) + opt->eps);
+        p[i] -= lr * weight_decay * p[i];
+        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
+        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
+        p[i] -= lr * (m[i] / bias1) / (sqrtf(v[i] / bias2) + eps);
     }
 }
 

@@ -23,6 +23,9 @@
  *   y = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3).
  * Backward: dy/dx = (1 + tanh(u))/2 + x/2 * (1 - tanh(u)^2) * sqrt(2/pi) * (1 + 3*0.044715 x^2). */
 Tensor *tensor_gelu(Tensor *x);
+/* GELU's constants, for the reference kernel and the fast one alike */
+#define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
+#define GELU_A 0.044715f
 
 /* ---- compositions (their backward is the lessons' ops') ------------------------------------ */
 

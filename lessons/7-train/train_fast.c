@@ -1,21 +1,29 @@
 /*
- * train_fast.c - lesson 7's GELU, fast: the same formula as train.c's, over contiguous floats
- * in plain loops instead of the odometer, and with AVX2 and FMA where kernels_mode() is
- * KERNELS_NATIVE: tanh(u) = 1 - 2 / (e^(2u) + 1) around common/simd_exp.h's exp, where libm's
- * tanhf takes one element at a time. GELU was 42% of a training step before this file
+ * train_fast.c - lesson 7's GELU and AdamW, fast: the same formulas as train.c's reference
+ * kernels, over contiguous floats in plain loops instead of the odometer, and with AVX2 and
+ * FMA where kernels_mode() is KERNELS_NATIVE: tanh(u) = 1 - 2 / (e^(2u) + 1) around
+ * common/platform.h's exp, where libm's tanhf takes one element at a time. GELU was 42% of a training step before this file
  * (docs/7-train.md, "How fast").
  */
-#include "train_fast.h"
-
 #include <math.h>
 
-#include "kernels.h"
-#include "simd_exp.h"
+#include "kernels_fast.h"
+#include "platform.h"
+#include "train.h"
 
-#ifdef SIMD_X86
+/* True when x, of that shape, is contiguous: the fast kernels take only those. */
+static bool is_row_major(int rank, const int64_t *shape, const int64_t *strides) {
+    int64_t row_major[TENSOR_MAX_RANK];
+    contiguous_strides(shape, rank, row_major);
+    for (int d = 0; d < rank; d++)
+        if (shape[d] > 1 && strides[d] != row_major[d]) return false;
+    return true;
+}
+
+#ifdef PLATFORM_X86
 /* Eight at a time; the last n % 8 go through the same vector code from a padded copy, so a
  * value's result does not depend on where it sits. */
-AVX2_FMA static void gelu8(const float *x, float *out, float *tanh_u) {
+TARGET_AVX2 static void gelu8(const float *x, float *out, float *tanh_u) {
     __m256 v = _mm256_loadu_ps(x);
     __m256 u = _mm256_mul_ps(_mm256_set1_ps(GELU_S),
                              _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(GELU_A), _mm256_mul_ps(v, v)), v, v));
@@ -25,7 +33,7 @@ AVX2_FMA static void gelu8(const float *x, float *out, float *tanh_u) {
     _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), t)));
 }
 
-AVX2_FMA static void gelu_avx2(const float *x, int64_t n, float *out, float *tanh_u) {
+TARGET_AVX2 static void gelu_avx2(const float *x, int64_t n, float *out, float *tanh_u) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) gelu8(x + i, out + i, tanh_u + i);
     if (i < n) {
@@ -37,13 +45,16 @@ AVX2_FMA static void gelu_avx2(const float *x, int64_t n, float *out, float *tan
 }
 #endif
 
-bool train_fast_gelu(const float *x, int64_t n, float *out, float *tanh_u) {
-    Kernels mode = kernels_mode();
-    if (mode == KERNELS_REFERENCE || n < 0 || (n > 0 && (!x || !out || !tanh_u))) return false;
-#ifdef SIMD_X86
-    if (mode == KERNELS_NATIVE) {
+void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out, float *tanh_u) {
+    if (!is_row_major(rank, shape, x_strides)) {
+        gelu_reference(rank, shape, x, x_strides, out, tanh_u);
+        return;
+    }
+    int64_t n = shape_numel(shape, rank);
+#ifdef PLATFORM_X86
+    if (kernels_mode() == KERNELS_NATIVE) {
         gelu_avx2(x, n, out, tanh_u);
-        return true;
+        return;
     }
 #endif
     for (int64_t i = 0; i < n; i++) {
@@ -51,14 +62,12 @@ bool train_fast_gelu(const float *x, int64_t n, float *out, float *tanh_u) {
         tanh_u[i] = tanhf(GELU_S * (v + GELU_A * v * v * v));
         out[i] = 0.5f * v * (1.0f + tanh_u[i]);
     }
-    return true;
 }
 
-/* Eight copies of one statement over restrict pointers: gcc at -O2 turns them into vector
+/* Eight copies of one statement over restrict pointers: the compiler turns them into vector
  * instructions (broadcast_fast.c does the same). */
-bool train_fast_gelu_backward(const float *restrict x, const float *restrict tanh_u, const float *restrict g, int64_t n,
-                              float *restrict gx) {
-    if (kernels_mode() == KERNELS_REFERENCE || n < 0 || (n > 0 && (!x || !tanh_u || !g || !gx))) return false;
+static void rows_gelu_backward(const float *restrict x, const float *restrict tanh_u, const float *restrict g,
+                               int64_t n, float *restrict gx) {
     int64_t i = 0;
 #define GELU_GRAD(j)                                                                                         \
     do {                                                                                                     \
@@ -69,13 +78,21 @@ bool train_fast_gelu_backward(const float *restrict x, const float *restrict tan
         for (int k = 0; k < 8; k++) GELU_GRAD(i + k);
     for (; i < n; i++) GELU_GRAD(i);
 #undef GELU_GRAD
-    return true;
+}
+
+void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, const float *tanh_u,
+                        const float *g, float *gx) {
+    if (!is_row_major(rank, shape, x_strides)) {
+        gelu_backward_reference(rank, shape, x, x_strides, tanh_u, g, gx);
+        return;
+    }
+    rows_gelu_backward(x, tanh_u, g, shape_numel(shape, rank), gx);
 }
 
 /* ==== AdamW ================================================================================ */
 
-#ifdef SIMD_X86
-AVX2_FMA static void adamw_avx2(float *p, const float *g, float *m, float *v, int64_t n, float decay, float b1,
+#ifdef PLATFORM_X86
+TARGET_AVX2 static void adamw_avx2(float *p, const float *g, float *m, float *v, int64_t n, float decay, float b1,
                                 float b2, float step_size, float inv_sqrt_bias2, float eps) {
     __m256 vdecay = _mm256_set1_ps(decay), vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2);
     __m256 c1 = _mm256_set1_ps(1.0f - b1), c2 = _mm256_set1_ps(1.0f - b2), vstep = _mm256_set1_ps(step_size);
@@ -100,18 +117,15 @@ AVX2_FMA static void adamw_avx2(float *p, const float *g, float *m, float *v, in
 }
 #endif
 
-bool train_fast_adamw(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
-                      float beta2, float eps, float weight_decay) {
-    if (kernels_mode() != KERNELS_NATIVE || n < 0 || (n > 0 && (!p || !g || !m || !v))) return false;
-#ifdef SIMD_X86
+/* Off x86-64 the table never points here. */
+void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
+                float beta2, float eps, float weight_decay) {
+#ifdef PLATFORM_X86
     /* the reference's update with its constants taken out of the loop:
      * lr * (m / bias1) / (sqrt(v / bias2) + eps) = (lr / bias1) * m / (sqrt(v) / sqrt(bias2) + eps) */
     float bias1 = 1.0f - powf(beta1, (float)step), bias2 = 1.0f - powf(beta2, (float)step);
     adamw_avx2(p, g, m, v, n, 1.0f - lr * weight_decay, beta1, beta2, lr / bias1, 1.0f / sqrtf(bias2), eps);
-    return true;
 #else
-    (void)p, (void)g, (void)m, (void)v, (void)n, (void)step, (void)lr, (void)beta1, (void)beta2, (void)eps,
-        (void)weight_decay;
-    return false;
+    adamw_reference(p, g, m, v, n, step, lr, beta1, beta2, eps, weight_decay);
 #endif
 }

@@ -1,29 +1,43 @@
 /*
- * simd_exp.h - e^x for eight floats at once (AVX2 and FMA), for the fast paths that need an
- * exp: lesson 3's softmax and lesson 7's GELU. SIMD_X86 is defined where it is available
- * (x86-64 with gcc or clang); the functions are compiled for AVX2+FMA alone (the target
- * attribute), so a caller must first have found kernels_mode() == KERNELS_NATIVE.
- *
- * The exp is the classic one (as in Cephes' expf): write x = n ln2 + r with n an integer and
- * |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n is built
- * directly in the float's exponent bits.
+ * platform.h - the one place a CPU is named. The fast kernels include it for:
+ *   - PLATFORM_X86, defined on x86-64 with gcc or clang, and there <immintrin.h>, the target
+ *     attributes TARGET_AVX2 (AVX2 and FMA) and TARGET_AVX512, which compile one function for
+ *     those instructions while the rest of the library stays plain x86-64;
+ *   - platform_has_native() and platform_has_avx512(): whether this CPU has them, asked of the
+ *     bits the C library read when the program started;
+ *   - exp8, e^x for eight floats at once with AVX2 and FMA (lesson 3's softmax, lesson 7's
+ *     GELU). The exp is the classic one (as in Cephes' expf): write x = n ln2 + r with n an
+ *     integer and |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n
+ *     is built directly in the float's exponent bits.
  */
-#ifndef SIMD_EXP_H
-#define SIMD_EXP_H
+#ifndef PLATFORM_H
+#define PLATFORM_H
+
+#include <stdbool.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIMD_X86 1
+#define PLATFORM_X86 1
 #include <immintrin.h>
+#define TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define TARGET_AVX512 __attribute__((target("avx512f")))
+#define ALWAYS_INLINE __attribute__((always_inline)) inline
 
-#define AVX2_FMA __attribute__((target("avx2,fma")))
+static inline bool platform_has_native(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+static inline bool platform_has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#else
+static inline bool platform_has_native(void) { return false; }
+static inline bool platform_has_avx512(void) { return false; }
+#endif
+
+#ifdef PLATFORM_X86
 
 /* 2^k for 8 integers k in -126..127: the biased exponent k + 127, shifted into place. */
-AVX2_FMA static inline __m256 pow2(__m256i k) {
+TARGET_AVX2 static inline __m256 pow2(__m256i k) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
 }
 
 /* e^x for 8 floats. */
-AVX2_FMA static inline __m256 exp8(__m256 x) {
+TARGET_AVX2 static inline __m256 exp8(__m256 x) {
     /* Past these bounds e^x rounds to inf or to 0 anyway; clamping keeps n in range. min and
      * max return their second operand when one operand is nan, so a nan passes through. */
     x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
@@ -49,6 +63,6 @@ AVX2_FMA static inline __m256 exp8(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(_mm256_sub_epi32(ni, n1)));
 }
 
-#endif
+#endif /* PLATFORM_X86 */
 
-#endif /* SIMD_EXP_H */
+#endif /* PLATFORM_H */

@@ -1,0 +1,68 @@
+/*
+ * kernels_fast.h - the fast kernels, which kernels.c puts in the table (kernels.h) in place of
+ * the reference ones, and what they share. Only the fast files, kernels.c and the tests
+ * include it: an op reaches a fast kernel through the table alone.
+ *
+ * Each fast kernel has the signature of the reference kernel it replaces, and owns its
+ * preconditions: given an input it has no loop for, it calls that reference kernel with the
+ * same arguments and returns.
+ */
+#ifndef KERNELS_FAST_H
+#define KERNELS_FAST_H
+
+#include "kernels.h"
+
+StridedKernel strided_copy_fast, strided_accumulate_fast; /* common/tensor_fast.c */
+BinaryKernel binary_fast;                                 /* lessons/1-broadcast/broadcast_fast.c */
+BinaryBackwardKernel binary_backward_fast;
+SoftmaxRowsKernel softmax_rows_fast;                      /* lessons/3-softmax/softmax_fast.c (native only) */
+CrossEntropyKernel cross_entropy_fast;
+GatherRowsKernel gather_rows_fast;                        /* lessons/5-gather/gather_fast.c */
+MatmulKernel matmul_fast;                                 /* lessons/6-bmm/gemm.c */
+GeluKernel gelu_fast;                                     /* lessons/7-train/train_fast.c */
+GeluBackwardKernel gelu_backward_fast;
+AdamWKernel adamw_fast;                                   /* (native only) */
+
+/* ==== shared by the fast kernels (common/tensor_fast.c) ===================================== */
+
+/* Merges the dims that can be walked as one (for every operand, dims_merge says so) and drops
+ * dims of size 1: a contiguous (4096,4096) becomes one dim of 16M elements. Writes the m
+ * merged dims, outermost first, and returns m (0 for a single element); -1, having written
+ * nothing, with an error, for a rank outside 0..TENSOR_MAX_RANK, operands outside
+ * 0..NDITER_MAX_OPERANDS or a NULL array. */
+int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]);
+
+/* The strided loop with its last dim left to the caller: the iterator visits every merged dim
+ * but the last, and the caller walks the last in a plain inner loop that the compiler can
+ * vectorize. *inner_n receives its length and inner_strides[k] operand k's stride along it.
+ *
+ *   NdIter it;
+ *   int64_t n, step[2];
+ *   nditer_init_inner(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides}, &n, step);
+ *   while (nditer_next(&it))
+ *       for (int64_t i = 0; i < n; i++) dst[it.offset[0] + i * step[0]] = src[it.offset[1] + i * step[1]];
+ *
+ * It fails like nditer_init (an iterator that visits nothing), also for a NULL inner_n or
+ * inner_strides; an empty shape visits nothing. */
+void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *inner_n, int64_t *inner_strides);
+
+/* x, a view of rank >= 1, as its rows of contiguous floats: x's own memory when its last dim
+ * is contiguous and its rows follow one another, else a copy of x made in `space` (numel
+ * floats) by the core's transposing copy. The one way a fast kernel makes an input
+ * contiguous. */
+const float *kernels_contiguous(const Tensor *x, float *space);
+
+/* Results larger than this are written with streaming stores, which send whole cache lines to
+ * memory without reading them into the cache first: larger than the cache a core can count
+ * on, such a result is not in the cache when it is read next anyway. */
+#define KERNELS_STREAM_BYTES (16 << 20)
+
+/* dst[i] = src[i] for i < n with streaming stores (x86-64 under native, dst on 16 bytes, n a
+ * multiple of 4; else memcpy). After the last one, and before anything reads dst, call
+ * kernels_stream_end(). n <= 0 copies nothing; a NULL dst or src records an error. */
+void kernels_copy_stream(float *dst, const float *src, int64_t n);
+void kernels_stream_end(void);
+
+#endif /* KERNELS_FAST_H */
