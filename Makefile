@@ -49,6 +49,10 @@ say = @printf '  %-4s %s\n'
 endif
 
 LESSON_DIRS := $(sort $(wildcard lessons/[1-9]-*))
+# Each lesson builds on the ones before it, never on a later one: lesson N's files compile with
+# common/, tests/ and lessons 1..N on the include path (LESSON_RULES), so a later lesson's
+# header is not found (`make test` checks it: check-direction), and common/'s with common/
+# alone. tests/ sees every lesson.
 INCLUDES := -Icommon -Itests $(addprefix -I,$(LESSON_DIRS))
 ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(INCLUDES) -MMD -MP
 LDLIBS := -lm
@@ -80,9 +84,10 @@ VERB_GIVEN := $(filter $(VERBS),$(MAKECMDGOALS))
 SELECTED := $(strip $(foreach d,$(LESSON_DIRS),$(if $(filter lesson$(call lesson_number,$(d)) $(call lesson_topic,$(d)),$(MAKECMDGOALS)),$(d))))
 lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 
-.PHONY: all test check deps grader-deps plot-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
+.PHONY: all test check check-direction deps grader-deps plot-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
+$(call obj,$(wildcard common/*.c)): INCLUDES = -Icommon
 $(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
 	@mkdir -p $(@D)
 	$(say) AR $@
@@ -123,6 +128,8 @@ plot-deps:
 define LESSON_RULES
 # $(1) = directory, $(2) = number, $(3) = topic
 L$(2)_OUT := $(BUILD)/lesson$(2)
+L$(2)_INCLUDES := -Icommon -Itests $(addprefix -I,$(wordlist 1,$(2),$(LESSON_DIRS)))
+$(call obj,$(wildcard $(1)/*.c)) $$(L$(2)_OUT)/stubs.o $(BUILD)/grader/lesson$(2)/calls.o: INCLUDES = $$(L$(2)_INCLUDES)
 L$(2)_TEST_OBJS := $(call obj,$(1)/test_$(3).c $(1)/test_exercises.c)
 
 $$(L$(2)_TEST_OBJS): | deps
@@ -230,6 +237,20 @@ endef
 
 $(foreach d,$(LESSON_DIRS),$(eval $(call LESSON_RULES,$(d),$(call lesson_number,$(d)),$(call lesson_topic,$(d)))))
 
+# The direction, checked by `make test` with the include path each lesson compiles with: its
+# own header is found, the next lesson's is not. $(1) = a lesson, $(2) = the next one.
+direction_includes = $(L$(call lesson_number,$(1))_INCLUDES)
+define direction_check
+printf '\043include "%s.h"\n' $(call lesson_topic,$(1)) | $(CC) $(call direction_includes,$(1)) -fsyntax-only -x c - || \
+    { echo "include direction: lesson $(call lesson_number,$(1)) cannot include its own $(call lesson_topic,$(1)).h"; exit 1; }; \
+if printf '\043include "%s.h"\n' $(call lesson_topic,$(2)) | $(CC) $(call direction_includes,$(1)) -fsyntax-only -x c - 2>/dev/null; then \
+    echo "include direction: lesson $(call lesson_number,$(1)) can include lesson $(call lesson_number,$(2))'s $(call lesson_topic,$(2)).h"; exit 1; fi;
+endef
+LESSON_PAIRS := $(join $(filter-out $(lastword $(LESSON_DIRS)),$(LESSON_DIRS)),$(addprefix :,$(wordlist 2,99,$(LESSON_DIRS))))
+check-direction:
+	@$(foreach pair,$(LESSON_PAIRS),$(call direction_check,$(firstword $(subst :, ,$(pair))),$(lastword $(subst :, ,$(pair)))))
+	@echo "include direction: each of lessons 1-$(words $(LESSON_DIRS)) compiles with common/, tests/ and the lessons before it; the next lesson's header is not found"
+
 # ---- pictures of memory ----------------------------------------------------------------------
 # A lesson with diagram.c has pictures: `diagram NAME FILE` writes the cells of picture NAME,
 # asked of the library as it runs, and diagram-NAME.gp draws them (headless, PNG) into
@@ -276,7 +297,7 @@ all: $(LIBRARY) $(LIBRARY_TESTS) $(LESSON_PROGRAMS)
 # SUBMAKE: a recipe that names $(MAKE) itself would run even under `make -n`.)
 SUBMAKE := $(MAKE)
 ifeq ($(SELECTED),)
-test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
+test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) | check-direction
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' EMULATOR='$(EMULATOR)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
 test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)

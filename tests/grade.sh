@@ -286,8 +286,12 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         verdict="rejected${tab}$dir/exercises.c is larger than 1 MB: not graded${tab}"
     else
         cp "$src" "$stage/src/$dir/exercises.c"
-        # only the course's headers: never the student's exercises.h
-        for header in $HEADERS "$dir/exercises.h"; do cp "$header" "$lesson_stage/include/"; done
+        # only the course's headers, never the student's exercises.h, and none of a later
+        # lesson's: lesson n builds on lessons 1..n, as under make (Makefile: LESSON_RULES)
+        for header in $HEADERS "$dir/exercises.h"; do
+            case $header in lessons/*) m=${header#lessons/} && [ "${m%%-*}" -gt "$n" ] && continue ;; esac
+            cp "$header" "$lesson_stage/include/"
+        done
         cp "$GRADER/lesson$n/calls.o" "$lesson_stage/calls.o"
         chmod -R a+rX "$stage"
         # shellcheck disable=SC2086 # CC and the flags are lists of words
