@@ -16,7 +16,8 @@
  * cannot take an input (a layout it has no loop for, memory it cannot get) hands it to the
  * reference kernel, with the same arguments, and nothing else happens: the results are the
  * reference's, up to the order in which sums are added (docs/0-foundations.md, "The seam").
- * Kernels trust their arguments: the op has checked them.
+ * Kernels trust their arguments: the op has checked them. They are not part of the library's
+ * API (docs/bad-inputs.md): call the ops.
  *
  * Which kernels run is the environment variable COURSE_KERNELS, read once, at the first call:
  *   reference   every entry is the reference kernel: every op runs the chapter's loop

@@ -1,0 +1,421 @@
+/*
+ * test_kernels.c - kernels at the seam: every entry of the table of kernels (kernels.h),
+ * under every setting of COURSE_KERNELS this CPU runs differently, against the reference
+ * kernel it replaces, on the same arguments.
+ *
+ * The arguments are what the ops pass, and past them: sizes from 1 to past two of each fast
+ * kernel's tiles and vector widths, views that are transposed, padded, reversed (negative
+ * strides) or repeated (stride 0), and outputs that share memory with an input. Each kernel
+ * runs on one copy of every buffer and the reference on another, guard floats around each
+ * view included, so a write outside the view shows too. Results that are the same float
+ * operations in another order (sums) are held to a bound; the rest must be equal, bit for bit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "kernels.h"
+#include "rng.h"
+
+/* ==== matrices inside guarded buffers ======================================================= */
+
+/* A (rows, cols) view: row-major, column-major (transposed), padded rows, reversed (both
+ * strides negative), rows repeated (row stride 0) or columns repeated (column stride 0). */
+enum { ROW_MAJOR, COL_MAJOR, PADDED, REVERSED, ROWS_REPEATED, COLS_REPEATED, LAYOUTS };
+static const char *const layout_name[LAYOUTS] = {"row-major", "column-major", "padded", "reversed",
+                                                 "rows repeated", "columns repeated"};
+enum { GUARD = 5 }; /* floats before the lowest element and after the highest */
+
+typedef struct {
+    float *buf;
+    int64_t len, at, rows, cols, rs, cs;
+    int64_t shape[2], strides[2]; /* (rows, cols) and (rs, cs), for the kernels that take arrays */
+} Mat;
+
+static Mat mat_new(Rng *rng, int64_t rows, int64_t cols, int layout, float lo, float hi) {
+    Mat m = {.rows = rows, .cols = cols};
+    switch (layout) {
+    case ROW_MAJOR: m.rs = cols, m.cs = 1; break;
+    case COL_MAJOR: m.rs = 1, m.cs = rows; break;
+    case PADDED: m.rs = cols + 3, m.cs = 1; break;
+    case REVERSED: m.rs = -cols, m.cs = -1; break;
+    case ROWS_REPEATED: m.rs = 0, m.cs = 1; break;
+    default: m.rs = 1, m.cs = 0; break;
+    }
+    int64_t reach_r = rows > 1 ? (rows - 1) * m.rs : 0, reach_c = cols > 1 ? (cols - 1) * m.cs : 0;
+    int64_t low = (reach_r < 0 ? reach_r : 0) + (reach_c < 0 ? reach_c : 0);
+    int64_t high = (reach_r > 0 ? reach_r : 0) + (reach_c > 0 ? reach_c : 0);
+    m.shape[0] = rows, m.shape[1] = cols, m.strides[0] = m.rs, m.strides[1] = m.cs;
+    m.at = GUARD - low;
+    m.len = m.at + high + 1 + GUARD;
+    m.buf = malloc((size_t)m.len * sizeof(float));
+    ck_assert(m.buf != NULL);
+    for (int64_t i = 0; i < m.len; i++) m.buf[i] = rng_float(rng, lo, hi);
+    return m;
+}
+
+static Mat mat_copy(const Mat *m) {
+    Mat c = *m;
+    c.buf = malloc((size_t)m->len * sizeof(float));
+    ck_assert(c.buf != NULL);
+    memcpy(c.buf, m->buf, (size_t)m->len * sizeof(float));
+    return c;
+}
+
+static float *at(const Mat *m) { return m->buf + m->at; }
+static const int64_t *shape_of(const Mat *m) { return m->shape; }
+static const int64_t *strides_of(const Mat *m) { return m->strides; }
+
+/* got against want, float by float: equal bit for bit when tol is 0, else within
+ * tol * (1 + |want|). The message names the case and the first float that differs. */
+static void expect_same(const char *what, const float *got, const float *want, int64_t n, double tol) {
+    for (int64_t i = 0; i < n; i++) {
+        bool same = memcmp(&got[i], &want[i], sizeof(float)) == 0 ||
+                    (tol > 0 && fabs((double)got[i] - (double)want[i]) <= tol * (1.0 + fabs((double)want[i])));
+        if (!same)
+            ck_abort_msg("%s: float %lld of the buffer is %.9g, the reference kernel gives %.9g%s", what, (long long)i,
+                         (double)got[i], (double)want[i], tol == 0 ? " (they must be equal)" : "");
+    }
+}
+
+static void expect_same_mat(const char *what, const Mat *got, const Mat *want, double tol) {
+    expect_same(what, got->buf, want->buf, got->len, tol);
+}
+
+/* Every setting of COURSE_KERNELS whose table differs from the reference's. */
+#define FOR_EACH_FAST_SETTING(name)                                                                   \
+    for (const char *const *setting_ = test_kernel_modes(); *setting_; setting_++)                    \
+        for (const char *name = use_kernels(*setting_); name; name = NULL)                           \
+            if (strcmp(name, "reference") != 0)
+
+/* Sizes from 1 to past two tiles of the transposing copy (256 x 32) and of lesson 1's tiles
+ * (256 x 64), with the tails of 8- and 16-wide vectors between. */
+static const int64_t row_sizes[] = {1, 2, 7, 8, 9, 33, 255, 257, 513};
+static const int64_t col_sizes[] = {1, 3, 8, 9, 16, 17, 31, 32, 33, 63, 65, 129};
+enum { N_ROWS = sizeof row_sizes / sizeof row_sizes[0], N_COLS = sizeof col_sizes / sizeof col_sizes[0] };
+
+/* ==== the core: strided copy and accumulate ================================================= */
+
+START_TEST(test_strided_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    const int dst_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        int turn = 0;
+        for (int r = 0; r < N_ROWS; r++)
+            for (int c = 0; c < N_COLS; c++, turn++) {
+                int64_t rows = row_sizes[r], cols = col_sizes[c];
+                int src_layout = turn % LAYOUTS, dst_layout = dst_layouts[turn / LAYOUTS % 4];
+                char what[200];
+                Mat src = mat_new(&rng, rows, cols, src_layout, -1, 1);
+                Mat dst = mat_new(&rng, rows, cols, dst_layout, -1, 1), want = mat_copy(&dst);
+                snprintf(what, sizeof what, "%s kernels, copy of (%lld,%lld) from %s into %s", name, (long long)rows,
+                         (long long)cols, layout_name[src_layout], layout_name[dst_layout]);
+                k->copy(2, shape_of(&src), at(&dst), strides_of(&dst), at(&src), strides_of(&src));
+                strided_copy_reference(2, shape_of(&src), at(&want), strides_of(&want), at(&src), strides_of(&src));
+                expect_same_mat(what, &dst, &want, 0);
+                /* added onto, and summed into a row or a column (a destination stride of 0) */
+                for (int into = 0; into < 3; into++) {
+                    Mat acc = mat_new(&rng, rows, cols, into == 0 ? dst_layout : into == 1 ? ROWS_REPEATED : COLS_REPEATED,
+                                      -1, 1);
+                    Mat acc_want = mat_copy(&acc);
+                    snprintf(what, sizeof what, "%s kernels, accumulate of (%lld,%lld) from %s into %s", name,
+                             (long long)rows, (long long)cols, layout_name[src_layout],
+                             layout_name[into == 0 ? dst_layout : into == 1 ? ROWS_REPEATED : COLS_REPEATED]);
+                    k->accumulate(2, shape_of(&src), at(&acc), strides_of(&acc), at(&src), strides_of(&src));
+                    strided_accumulate_reference(2, shape_of(&src), at(&acc_want), strides_of(&acc_want), at(&src),
+                                                 strides_of(&src));
+                    /* a sum of up to 513 terms in [-1, 1], in another order */
+                    expect_same_mat(what, &acc, &acc_want, into == 0 ? 0 : 1e-4);
+                    free(acc.buf), free(acc_want.buf);
+                }
+                free(src.buf), free(dst.buf), free(want.buf);
+            }
+    }
+}
+END_TEST
+
+/* A destination that shares memory with its source: the reference's order decides what each
+ * element gets, so the fast kernels must give exactly its results. */
+START_TEST(test_strided_kernels_aliasing) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t shifts[] = {1, -1, 7, 33};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        for (int s = 0; s < 4; s++)
+            for (int layout = ROW_MAJOR; layout <= REVERSED; layout++)
+                for (int add = 0; add < 2; add++) {
+                    int64_t rows = 40, cols = 37;
+                    Mat m = mat_new(&rng, rows, cols, layout, -1, 1);
+                    /* room for the shifted view: the same buffer, grown by the shift on both sides */
+                    int64_t pad = 40, len = m.len + 2 * pad;
+                    float *got = calloc((size_t)len, sizeof(float)), *want = calloc((size_t)len, sizeof(float));
+                    ck_assert(got && want);
+                    for (int64_t i = 0; i < len; i++) got[i] = want[i] = rng_float(&rng, -1, 1);
+                    float *src_got = got + pad + m.at, *src_want = want + pad + m.at;
+                    StridedKernel *fast = add ? k->accumulate : k->copy;
+                    StridedKernel *reference = add ? strided_accumulate_reference : strided_copy_reference;
+                    fast(2, shape_of(&m), src_got + shifts[s], strides_of(&m), src_got, strides_of(&m));
+                    reference(2, shape_of(&m), src_want + shifts[s], strides_of(&m), src_want, strides_of(&m));
+                    char what[160];
+                    snprintf(what, sizeof what, "%s kernels, %s of a %s (40,37) onto itself shifted by %lld floats",
+                             name, add ? "accumulate" : "copy", layout_name[layout], (long long)shifts[s]);
+                    expect_same(what, got, want, len, 0);
+                    free(got), free(want), free(m.buf);
+                }
+    }
+}
+END_TEST
+
+/* ==== lesson 1: the elementwise ops and their backward ====================================== */
+
+static const char ops[] = "+-*/";
+
+/* Strides of an operand of shape (rows or 1, cols or 1) read as (rows, cols): 0 along a dim
+ * that is broadcast, and the gradient's (contiguous in the operand's own shape) likewise. */
+typedef struct {
+    Mat data;
+    int64_t strides[2], grad_strides[2];
+    float *grad, *grad_want;
+    int64_t grad_len;
+} Operand;
+
+static Operand operand_new(Rng *rng, int64_t rows, int64_t cols, int kind, int layout, bool divisor) {
+    /* kind: 0 full, 1 a row broadcast down (1, cols), 2 a column broadcast across (rows, 1) */
+    int64_t own_rows = kind == 1 ? 1 : rows, own_cols = kind == 2 ? 1 : cols;
+    Operand o = {.data = mat_new(rng, own_rows, own_cols, layout, divisor ? 1 : -2, 2)};
+    if (divisor) /* away from 0: |b| in [1, 2), either sign */
+        for (int64_t i = 0; i < o.data.len; i++) o.data.buf[i] *= rng_int(rng, 0, 1) ? 1.0f : -1.0f;
+    o.strides[0] = kind == 1 ? 0 : o.data.rs, o.strides[1] = kind == 2 ? 0 : o.data.cs;
+    o.grad_strides[0] = kind == 1 ? 0 : own_cols, o.grad_strides[1] = kind == 2 ? 0 : 1;
+    o.grad_len = own_rows * own_cols;
+    o.grad = malloc((size_t)o.grad_len * sizeof(float)), o.grad_want = malloc((size_t)o.grad_len * sizeof(float));
+    ck_assert(o.grad && o.grad_want);
+    for (int64_t i = 0; i < o.grad_len; i++) o.grad[i] = o.grad_want[i] = rng_float(rng, -1, 1);
+    return o;
+}
+
+static void operand_free(Operand *o) { free(o->data.buf), free(o->grad), free(o->grad_want); }
+
+START_TEST(test_binary_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    static const char *const kinds[] = {"full", "(1,C) broadcast", "(R,1) broadcast"};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        int turn = 0;
+        for (int r = 0; r < N_ROWS; r++)
+            for (int c = 0; c < N_COLS; c++)
+                for (int o = 0; o < 4; o++, turn++) {
+                    int64_t rows = row_sizes[r], cols = col_sizes[c], shape[2] = {rows, cols};
+                    int kind_a = turn % 3, kind_b = turn / 3 % 3, layout_a = turn % 4, layout_b = turn / 4 % 4;
+                    Operand a = operand_new(&rng, rows, cols, kind_a, layout_a, false);
+                    Operand b = operand_new(&rng, rows, cols, kind_b, layout_b, ops[o] == '/');
+                    int64_t n = rows * cols;
+                    float *out = malloc((size_t)n * sizeof(float)), *want = malloc((size_t)n * sizeof(float));
+                    float *g = malloc((size_t)n * sizeof(float));
+                    ck_assert(out && want && g);
+                    for (int64_t i = 0; i < n; i++) g[i] = rng_float(&rng, -1, 1);
+                    char what[200];
+                    snprintf(what, sizeof what, "%s kernels, a %c b over (%lld,%lld), a %s %s, b %s %s", name, ops[o],
+                             (long long)rows, (long long)cols, kinds[kind_a], layout_name[layout_a], kinds[kind_b],
+                             layout_name[layout_b]);
+                    k->binary(ops[o], 2, shape, out, at(&a.data), a.strides, at(&b.data), b.strides);
+                    binary_reference(ops[o], 2, shape, want, at(&a.data), a.strides, at(&b.data), b.strides);
+                    expect_same(what, out, want, n, 0);
+                    /* the backward, with both gradients, then with one of them only */
+                    bool need_a = turn % 3 != 1, need_b = turn % 3 != 2;
+                    k->binary_backward(ops[o], 2, shape, g, at(&a.data), a.strides, at(&b.data), b.strides,
+                                       need_a ? a.grad : NULL, a.grad_strides, need_b ? b.grad : NULL, b.grad_strides);
+                    binary_backward_reference(ops[o], 2, shape, g, at(&a.data), a.strides, at(&b.data), b.strides,
+                                              need_a ? a.grad_want : NULL, a.grad_strides, need_b ? b.grad_want : NULL,
+                                              b.grad_strides);
+                    /* a broadcast operand's gradient is a sum of up to 513 terms of size up to 4; a full
+                     * one's may be a multiply-add the compiler fused */
+                    char grad_what[240];
+                    snprintf(grad_what, sizeof grad_what, "%s: a's gradient", what);
+                    expect_same(grad_what, a.grad, a.grad_want, a.grad_len, kind_a == 0 ? 1e-6 : 1e-4);
+                    snprintf(grad_what, sizeof grad_what, "%s: b's gradient", what);
+                    expect_same(grad_what, b.grad, b.grad_want, b.grad_len, kind_b == 0 ? 1e-6 : 1e-4);
+                    free(out), free(want), free(g), operand_free(&a), operand_free(&b);
+                }
+    }
+}
+END_TEST
+
+/* ==== lesson 3: softmax rows and cross-entropy ============================================== */
+
+/* A (rows, d) tensor in the given layout, as a view over storage of its own. */
+static Tensor *view_of(Rng *rng, int64_t rows, int64_t d, int layout, float lo, float hi) {
+    Mat m = mat_new(rng, rows, d, layout, lo, hi);
+    Tensor *storage = tensor_from(test_ctx, (const int64_t[]){m.len}, 1, m.buf, m.len);
+    Tensor *x = tensor_as_strided(storage, (const int64_t[]){rows, d}, 2, strides_of(&m), m.at);
+    free(m.buf);
+    ck_assert_msg(x != NULL, "%s", tensor_error());
+    return x;
+}
+
+START_TEST(test_softmax_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t lengths[] = {1, 2, 7, 8, 9, 15, 16, 17, 33, 100};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        int turn = 0;
+        for (int l = 0; l < 10; l++)
+            for (int layout = ROW_MAJOR; layout <= REVERSED; layout++, turn++) {
+                int64_t rows = 1 + turn % 5, d = lengths[l], n = rows * d;
+                Tensor *x = view_of(&rng, rows, d, layout, -30, 30);
+                if (turn % 3 == 0) /* masked scores, as attention's causal mask makes: not all of a row */
+                    for (int64_t i = 0; i < rows; i++)
+                        for (int64_t j = 1; j < d; j += 2) tensor_data(x)[i * x->strides[0] + j * x->strides[1]] = -INFINITY;
+                float *out = malloc((size_t)n * sizeof(float)), *want = malloc((size_t)n * sizeof(float));
+                ck_assert(out && want);
+                for (int log = 0; log < 2; log++) {
+                    char what[160];
+                    snprintf(what, sizeof what, "%s kernels, %s of a %s (%lld,%lld)", name,
+                             log ? "log_softmax" : "softmax", layout_name[layout], (long long)rows, (long long)d);
+                    k->softmax_rows(log, x, out);
+                    softmax_rows_reference(log, x, want);
+                    /* e^x within a few units in the last place of expf's */
+                    expect_same(what, out, want, n, 2e-6);
+                }
+                int64_t targets[5];
+                for (int64_t i = 0; i < rows; i++) targets[i] = 2 * rng_int(&rng, 0, (d - 1) / 2); /* never masked */
+                double total = k->cross_entropy(x, targets), total_want = cross_entropy_reference(x, targets);
+                ck_assert_msg(fabs(total - total_want) <= 1e-5 * (1.0 + fabs(total_want)),
+                              "%s kernels, cross_entropy of a %s (%lld,%lld): %.9g, the reference kernel gives %.9g",
+                              name, layout_name[layout], (long long)rows, (long long)d, total, total_want);
+                free(out), free(want);
+            }
+    }
+}
+END_TEST
+
+/* ==== lesson 5: gather ======================================================================= */
+
+START_TEST(test_gather_kernel) {
+    Rng rng = rng_seeded(test_seed());
+    /* (V, D) tables: small and large, and a transposed one large enough for the slab path
+     * (a column stride of 16 or more, and n >= V / 16 indices) */
+    const int64_t tables[][2] = {{1, 1}, {5, 3}, {9, 17}, {64, 33}, {300, 20}, {40, 129}};
+    const int64_t counts[] = {0, 1, 7, 40, 300};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        for (int t = 0; t < 6; t++)
+            for (int layout = 0; layout < LAYOUTS; layout++)
+                for (int c = 0; c < 5; c++) {
+                    int64_t v = tables[t][0], d = tables[t][1], n = counts[c];
+                    Tensor *table = view_of(&rng, v, d, layout, -1, 1);
+                    int64_t *indices = malloc((size_t)(n > 0 ? n : 1) * sizeof *indices);
+                    float *out = malloc((size_t)(n * d + 1) * sizeof(float)), *want = malloc((size_t)(n * d + 1) * sizeof(float));
+                    ck_assert(indices && out && want);
+                    for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1); /* repeats too */
+                    k->gather_rows(table, indices, n, out);
+                    gather_rows_reference(table, indices, n, want);
+                    char what[160];
+                    snprintf(what, sizeof what, "%s kernels, gather of %lld rows from a %s (%lld,%lld) table", name,
+                             (long long)n, layout_name[layout], (long long)v, (long long)d);
+                    expect_same(what, out, want, n * d, 0);
+                    free(indices), free(out), free(want);
+                }
+    }
+}
+END_TEST
+
+/* ==== lesson 6: matmul ======================================================================= */
+
+START_TEST(test_matmul_kernel) {
+    Rng rng = rng_seeded(test_seed());
+    /* around the micro-kernels' tiles (6 or 8 rows, 16 or 32 columns), GEMM_SMALL (8 x 8 x 8),
+     * a dot product, and past one slice of the sum (KC = 256) */
+    const int64_t sizes[][3] = {{1, 1, 1}, {8, 8, 8},  {9, 8, 8},   {1, 600, 1}, {1, 60, 2},   {6, 16, 16},
+                                {7, 9, 17}, {8, 33, 32}, {13, 5, 33}, {17, 257, 15}, {33, 64, 65}, {0, 3, 4}};
+    const int a_layouts[] = {ROW_MAJOR, COL_MAJOR, ROWS_REPEATED, REVERSED, PADDED};
+    const int out_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        int turn = 0;
+        for (int s = 0; s < 12; s++)
+            for (int l = 0; l < 5; l++, turn++) {
+                int64_t m = sizes[s][0], kk = sizes[s][1], n = sizes[s][2];
+                int la = a_layouts[l], lb = a_layouts[(l + 1 + turn) % 5], lo = out_layouts[turn % 4];
+                Mat a = mat_new(&rng, m, kk, la, -1, 1), b = mat_new(&rng, kk, n, lb, -1, 1);
+                Mat out = mat_new(&rng, m, n, lo, -1, 1), want = mat_copy(&out);
+                k->matmul(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&out), out.rs, out.cs, m, kk, n);
+                matmul_reference(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&want), want.rs, want.cs, m, kk, n);
+                char what[200];
+                snprintf(what, sizeof what, "%s kernels, matmul (%lld,%lld) @ (%lld,%lld), a %s, b %s, out %s", name,
+                         (long long)m, (long long)kk, (long long)kk, (long long)n, layout_name[la], layout_name[lb],
+                         layout_name[lo]);
+                /* sums of up to 600 products of size up to 1, in another order */
+                expect_same_mat(what, &out, &want, 4e-5);
+                free(a.buf), free(b.buf), free(out.buf), free(want.buf);
+            }
+    }
+}
+END_TEST
+
+/* ==== lesson 7: GELU and AdamW =============================================================== */
+
+START_TEST(test_train_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t lengths[] = {1, 7, 8, 9, 17, 100};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        for (int l = 0; l < 6; l++)
+            for (int layout = ROW_MAJOR; layout <= REVERSED; layout++) {
+                int64_t rows = 3, d = lengths[l], n = rows * d, shape[2] = {rows, d};
+                Mat x = mat_new(&rng, rows, d, layout, -6, 6);
+                float *buf[6];
+                for (int i = 0; i < 6; i++) ck_assert((buf[i] = malloc((size_t)n * sizeof(float))) != NULL);
+                float *out = buf[0], *t = buf[1], *out_want = buf[2], *t_want = buf[3], *gx = buf[4], *gx_want = buf[5];
+                k->gelu(2, shape, at(&x), strides_of(&x), out, t);
+                gelu_reference(2, shape, at(&x), strides_of(&x), out_want, t_want);
+                char what[160];
+                snprintf(what, sizeof what, "%s kernels, gelu of a %s (%lld,%lld)", name, layout_name[layout],
+                         (long long)rows, (long long)d);
+                expect_same(what, out, out_want, n, 2e-6);
+                expect_same(what, t, t_want, n, 2e-6);
+                float g[300];
+                for (int64_t i = 0; i < n; i++) g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
+                k->gelu_backward(2, shape, at(&x), strides_of(&x), t_want, g, gx);
+                gelu_backward_reference(2, shape, at(&x), strides_of(&x), t_want, g, gx_want);
+                snprintf(what, sizeof what, "%s kernels, gelu's backward of a %s (%lld,%lld)", name,
+                         layout_name[layout], (long long)rows, (long long)d);
+                expect_same(what, gx, gx_want, n, 2e-6);
+                /* AdamW over the same n floats, three steps from the same start */
+                float *p = buf[0], *p_want = buf[2], m[300], v[300], m_want[300], v_want[300];
+                for (int64_t i = 0; i < n; i++) {
+                    p[i] = p_want[i] = rng_float(&rng, -1, 1);
+                    m[i] = m_want[i] = rng_float(&rng, -0.1f, 0.1f);
+                    v[i] = v_want[i] = rng_float(&rng, 0, 0.01f);
+                }
+                for (int64_t step = 1; step <= 3; step++) {
+                    k->adamw(p, g, m, v, n, step, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f);
+                    adamw_reference(p_want, g, m_want, v_want, n, step, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f);
+                }
+                snprintf(what, sizeof what, "%s kernels, three AdamW steps over %lld floats", name, (long long)n);
+                expect_same(what, p, p_want, n, 1e-6);
+                expect_same(what, m, m_want, n, 1e-6);
+                expect_same(what, v, v_want, n, 1e-6);
+                for (int i = 0; i < 6; i++) free(buf[i]);
+                free(x.buf);
+            }
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    Suite *s = suite_create("kernels at the seam");
+    TCase *core = add_test_case(s, "every entry of the table against its reference kernel");
+    tcase_set_timeout(core, 60);
+    add_test(core, test_strided_kernels);
+    add_test(core, test_strided_kernels_aliasing);
+    add_test(core, test_binary_kernels);
+    add_test(core, test_softmax_kernels);
+    add_test(core, test_gather_kernel);
+    add_test(core, test_matmul_kernel);
+    add_test(core, test_train_kernels);
+    return run_core_tests(argc, argv, s);
+}
