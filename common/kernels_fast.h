@@ -54,6 +54,19 @@ void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operand
  * contiguous. */
 const float *kernels_contiguous(const Tensor *x, float *space);
 
+/* The fast kernels' one summation policy, for every sum of a row of floats they add up (the
+ * core's sums over an axis, and so lesson 2's; lesson 1's gradient of an operand broadcast
+ * along a row): eight running float sums side by side, one vector (a single running sum makes
+ * every add wait for the one before), over chunks of KERNELS_SUM_CHUNK floats, each chunk's
+ * total added in double. A float running sum loses more digits the larger it grows (over 16M
+ * floats, by 5e-4); a chunk's cannot grow far, and a chunk whose running sums overflow float
+ * (+inf and -inf would meet as nan) is added again in double. It is never less exact than the
+ * reference's, which adds one element at a time into a float, so where a reference adds in
+ * double (lesson 3's sum of exps), its fast kernel does too, in lanes of doubles. Lesson 6's
+ * matmul sums in registers, as every BLAS does (docs/6-bmm.md). */
+enum { KERNELS_SUM_CHUNK = 1024 };
+double kernels_sum(const float *x, int64_t n);
+
 /* Results larger than this are written with streaming stores, which send whole cache lines to
  * memory without reading them into the cache first: larger than the cache a core can count
  * on, such a result is not in the cache when it is read next anyway. */

@@ -1,8 +1,9 @@
 /*
- * tensor.c - the shared tensor core: the arena, errors, shapes, views, the strided loop and
- * the tape (reverse-mode autodiff). tensor.h has each function's contract and
- * docs/0-foundations.md the ideas. Printing is in print.c; the fast kernels that strided_copy
- * and strided_accumulate hand their work to, through the table (kernels.h), in tensor_fast.c.
+ * tensor.c - the shared tensor core: the arena, errors, shapes, views and the strided loop.
+ * tensor.h has each function's contract and docs/0-foundations.md the ideas. The tape
+ * (reverse-mode autodiff) is in tape.c, printing in print.c; the fast kernels that
+ * strided_copy and strided_accumulate hand their work to, through the table (kernels.h), in
+ * tensor_fast.c.
  */
 #include "tensor.h"
 
@@ -11,35 +12,9 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "tensor_internal.h"
 
 /* ==== the context (arena) =============================================================== */
-
-/* Memory comes in blocks; each block is carved front to back and freed only with its ctx. */
-typedef struct Block {
-    struct Block *next;
-    unsigned serial; /* order of making within its ctx: ctx_reset frees those made after the mark */
-    size_t used, capacity; /* capacity: what this use of the block may carve, at most `allocated` */
-    size_t allocated;
-    _Alignas(16) unsigned char memory[];
-} Block;
-
-struct Ctx {
-    Block *blocks; /* the head is the block small allocations are carved from */
-    Block *spare;  /* blocks ctx_reset let go of, kept to be used again */
-    size_t bytes;
-    Tensor *first_tensor, *last_tensor;
-    int n_tensors, n_storages;
-    unsigned epoch; /* bumped by every backward's topological sort */
-    unsigned n_blocks;
-    /* ctx_mark's record of what lives on: blocks made before it, the head's fill, the tensors */
-    struct {
-        unsigned n_blocks;
-        Block *head;
-        size_t head_used, bytes;
-        Tensor *last_tensor;
-        int n_tensors, n_storages;
-    } mark;
-};
 
 enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16, LINE = 64 };
 
@@ -217,11 +192,6 @@ void ctx_reset(Ctx *ctx) {
     else ctx->first_tensor = NULL;
 }
 
-void ctx_zero_grads(Ctx *ctx) {
-    if (!ctx) return;
-    for (Tensor *t = ctx->first_tensor; t; t = t->next_in_ctx) tensor_zero_grad(t);
-}
-
 /* ==== errors ============================================================================ */
 
 static _Thread_local char error_message[1024];
@@ -247,13 +217,32 @@ bool tensor_null_input(const char *op, const char *which) {
     return false;
 }
 
+bool rank_is_valid(const char *op, int rank) {
+    if (rank >= 0 && rank <= TENSOR_MAX_RANK) return true;
+    return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+}
+
+bool axis_normalize(const char *op, int axis, int rank, int *out) {
+    if (!out) return tensor_set_error("%s: out is NULL for axis %d", op, axis), false;
+    int a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+        return tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, axis, rank), false;
+    *out = a;
+    return true;
+}
+
+bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char *what) {
+    if (!a || !b) return tensor_null_input(op, !a ? "a" : "b");
+    if (a->ctx == b->ctx) return true;
+    return tensor_set_error("%s: %s belong to different contexts", op, what), false;
+}
+
 /* ==== shapes ============================================================================ */
 
 /* For the functions that take plain arrays: false, with "<op>: ..." recorded, for a rank
  * outside 0..TENSOR_MAX_RANK, or a NULL array (a or b) where the rank means it is read. */
 static bool arrays_valid(const char *op, int rank, const void *a, const void *b, const char *names) {
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+    if (!rank_is_valid(op, rank)) return false;
     if (rank > 0 && (!a || !b)) return tensor_set_error("%s: %s must not be NULL for rank %d", op, names, rank), false;
     return true;
 }
@@ -330,8 +319,7 @@ static Tensor *header_new(Ctx *ctx) {
 
 bool shape_is_valid(const char *op, const int64_t *shape, int rank) {
     char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+    if (!rank_is_valid(op, rank)) return false;
     if (rank > 0 && !shape) return tensor_set_error("%s: shape is NULL for rank %d", op, rank), false;
     for (int d = 0; d < rank; d++) {
         if (shape[d] < 0)
@@ -420,22 +408,10 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
         return tensor_set_error("as_strided: shape %s has too many elements", shape_format(shape, rank, s, sizeof s)),
                NULL;
     if (rank > 0 && !strides) return tensor_set_error("as_strided: strides is NULL for rank %d", rank), NULL;
-    /* The lowest and highest offsets the view can reach must lie inside the storage. Each step
-     * is checked before it is taken, so that huge strides cannot overflow the arithmetic. */
-    int64_t size = x->storage->size, lo = offset, hi = offset;
-    bool inside = offset >= 0 && (offset < size || n == 0);
-    for (int d = 0; d < rank && n > 0 && inside; d++) {
-        if (shape[d] == 1 || strides[d] == 0) continue;
-        int64_t step = strides[d] > 0 ? strides[d] : strides[d] == INT64_MIN ? INT64_MAX : -strides[d]; /* |stride| */
-        if (step >= size || shape[d] - 1 > (size - 1) / step) { /* reach >= size: cannot fit */
-            inside = false;
-            break;
-        }
-        int64_t reach = step * (shape[d] - 1); /* < size, so no overflow below */
-        if (strides[d] > 0) hi += reach;
-        else lo -= reach;
-        inside = lo >= 0 && hi < size;
-    }
+    /* The lowest and highest offsets the view can reach must lie inside the storage. */
+    int64_t size = x->storage->size, lo, hi;
+    bool inside = offset >= 0 && (n == 0 || (strides_span(rank, shape, strides, &lo, &hi) && offset < size &&
+                                             lo >= -offset && hi < size - offset));
     char st[SHAPE_STR_MAX];
     if (!inside)
         return tensor_set_error("as_strided: a view with shape %s, strides %s and offset %lld reaches outside "
@@ -485,8 +461,8 @@ void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
     for (int k = -1; k < n_operands && k < NDITER_MAX_OPERANDS && rank > 0 && !null; k++)
         null = k < 0 ? !shape || (n_operands > 0 && !strides) : !strides[k];
     char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        tensor_set_error("nditer_init: rank %d is outside 0..%d (TENSOR_MAX_RANK)", rank, TENSOR_MAX_RANK);
+    if (!rank_is_valid("nditer_init", rank))
+        ;
     else if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
         tensor_set_error("nditer_init: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", n_operands,
                          NDITER_MAX_OPERANDS);
@@ -534,6 +510,17 @@ void nditer_init_rows(NdIter *it, const Tensor *x) {
         return;
     }
     nditer_init(it, x->rank - 1, x->shape, 1, (const int64_t *[]){x->strides});
+}
+
+bool strides_span(int rank, const int64_t *shape, const int64_t *strides, int64_t *lo, int64_t *hi) {
+    *lo = *hi = 0;
+    for (int d = 0; d < rank; d++) {
+        int64_t reach;
+        if (shape[d] <= 1) continue; /* never moves (or is empty: reaches nothing) */
+        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &reach)) return false;
+        if (__builtin_add_overflow(reach > 0 ? *hi : *lo, reach, reach > 0 ? hi : lo)) return false;
+    }
+    return true;
 }
 
 bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride) {
@@ -601,133 +588,3 @@ Tensor *tensor_contiguous(Tensor *x) {
     strided_copy(x->rank, x->shape, tensor_data(out), out->strides, tensor_data(x), x->strides);
     return tensor_record(out, "contiguous", contiguous_backward, 1, &x);
 }
-
-/* ==== autodiff ========================================================================== */
-
-Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs) {
-    if (!out) return tensor_null_input("record", "out"), NULL;
-    /* checked before out is touched, so a failed record leaves out as it was */
-    if (!op || n < 0 || n > TENSOR_MAX_INPUTS || (n > 0 && !inputs))
-        return tensor_set_error("record: op %s with %d inputs%s: give a name and 0..%d (TENSOR_MAX_INPUTS) inputs",
-                                op ? op : "NULL", n, n > 0 && !inputs ? " (NULL)" : "", TENSOR_MAX_INPUTS), NULL;
-    for (int i = 0; i < n; i++) {
-        char which[16];
-        snprintf(which, sizeof which, "%d", i);
-        if (!inputs[i]) return tensor_null_input(op, which), NULL;
-        if (inputs[i]->ctx != out->ctx)
-            return tensor_set_error("%s: input %d belongs to a different context than the output", op, i), NULL;
-    }
-    out->op = op;
-    out->backward = backward;
-    out->n_inputs = n;
-    for (int i = 0; i < n; i++) {
-        out->inputs[i] = inputs[i];
-        if (inputs[i]->requires_grad) out->requires_grad = true;
-    }
-    return out;
-}
-
-float *tensor_grad_data(Tensor *t) {
-    if (!t) return tensor_null_input("grad_data", "t"), NULL;
-    if (!t->grad) {
-        t->grad = tensor_zeros(t->ctx, t->shape, t->rank);
-        if (!t->grad) return NULL;
-    }
-    return tensor_data(t->grad);
-}
-
-Tensor *tensor_grad(Tensor *t) {
-    if (!t) return tensor_null_input("grad", "t"), NULL;
-    char s[SHAPE_STR_MAX];
-    if (!t->requires_grad)
-        return tensor_set_error("grad: tensor #%d with shape %s does not require grad; call tensor_requires_grad() "
-                                "on it before building the computation",
-                                t->id, shape_format(t->shape, t->rank, s, sizeof s)), NULL;
-    return tensor_grad_data(t) ? t->grad : NULL;
-}
-
-void tensor_zero_grad(Tensor *t) {
-    if (t && t->grad) memset(t->grad->storage->data, 0, (size_t)t->grad->storage->size * sizeof(float));
-}
-
-/* Every tensor that `root` depends on and that requires grad, inputs before the tensors made
- * from them (a post-order depth-first walk, kept iterative so long chains cannot overflow
- * the C stack). Returns the count, or -1 if memory ran out. */
-static int topological_order(Tensor *root, Tensor **order) {
-    Ctx *ctx = root->ctx;
-    int capacity = ctx->n_tensors;
-    Tensor **stack = malloc((size_t)capacity * sizeof *stack);
-    int *next_input = malloc((size_t)capacity * sizeof *next_input);
-    if (!stack || !next_input) return free(stack), free(next_input), -1;
-    unsigned epoch = ++ctx->epoch;
-    int depth = 0, n = 0;
-    root->visit = epoch;
-    stack[depth] = root;
-    next_input[depth++] = 0;
-    while (depth > 0) {
-        Tensor *t = stack[depth - 1];
-        if (next_input[depth - 1] < t->n_inputs) {
-            Tensor *in = t->inputs[next_input[depth - 1]++];
-            if (in->requires_grad && in->visit != epoch) {
-                in->visit = epoch;
-                stack[depth] = in;
-                next_input[depth++] = 0;
-            }
-        } else {
-            order[n++] = t; /* all of t's inputs are already placed */
-            depth--;
-        }
-    }
-    free(stack), free(next_input);
-    return n;
-}
-
-int tensor_backward_from(Tensor *out, const Tensor *upstream) {
-    char s[SHAPE_STR_MAX], u[SHAPE_STR_MAX];
-    if (!out) return tensor_null_input("backward", "loss"), -1;
-    if (!upstream && tensor_numel(out) != 1)
-        return tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce it "
-                                "first (a sum or a mean of it) or use tensor_backward_from with an upstream gradient",
-                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
-    if (!out->requires_grad)
-        return tensor_set_error("backward: tensor #%d with shape %s does not require grad: no input of its "
-                                "computation was marked with tensor_requires_grad()",
-                                out->id, shape_format(out->shape, out->rank, s, sizeof s)), -1;
-    if (upstream && !shape_equal(upstream->shape, upstream->rank, out->shape, out->rank))
-        return tensor_set_error("backward: upstream gradient has shape %s but the output has shape %s",
-                                shape_format(upstream->shape, upstream->rank, u, sizeof u),
-                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
-    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
-    int n = order ? topological_order(out, order) : -1;
-    /* Every gradient exists before any backward runs, so backward functions never allocate. A
-     * gradient made now is zeros already: only one kept from an earlier backward is reset. */
-    bool *made_now = n >= 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *made_now) : NULL;
-    bool ready = made_now != NULL;
-    for (int i = 0; i < n && ready; i++) {
-        made_now[i] = order[i]->grad == NULL;
-        ready = tensor_grad_data(order[i]) != NULL;
-    }
-    /* upstream is copied before any gradient is reset: it may be one of them (tensor_grad(out)) */
-    int64_t n_seed = tensor_numel(out);
-    float *seed = ready && upstream ? malloc((size_t)(n_seed > 0 ? n_seed : 1) * sizeof *seed) : NULL;
-    if (!ready || (upstream && !seed)) {
-        free(order), free(made_now);
-        if (n < 0 || !made_now || ready) tensor_set_error("backward: out of memory");
-        return -1;
-    }
-    if (upstream) tensor_to_array(upstream, seed, n_seed);
-    /* Intermediate gradients restart from zero; leaf gradients keep accumulating. */
-    for (int i = 0; i < n; i++)
-        if (order[i]->backward && !made_now[i]) tensor_zero_grad(order[i]);
-    float *g = tensor_data(out->grad); /* contiguous: the same row-major order as seed */
-    if (upstream)
-        for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
-    else
-        g[0] += 1.0f; /* d loss / d loss */
-    for (int i = n - 1; i >= 0; i--)
-        if (order[i]->backward) order[i]->backward(order[i]);
-    free(seed), free(order), free(made_now);
-    return 0;
-}
-
-int tensor_backward(Tensor *loss) { return tensor_backward_from(loss, NULL); }

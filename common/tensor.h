@@ -106,6 +106,16 @@ void tensor_set_error(const char *fmt, ...)
 /* For an op given a NULL input: keeps the message already recorded (the first thing that
  * went wrong), or records "<op>: input <which> is NULL" if there is none. Always false. */
 bool tensor_null_input(const char *op, const char *which);
+/* The checks that ops repeat, each with its one message: true when the value is fine, else
+ * false with the message recorded.
+ *   rank_is_valid     "<op>: rank 9 is outside 0..8 (TENSOR_MAX_RANK)"
+ *   axis_normalize    numpy's convention (-1 is the last axis): *out is the axis in 0..rank-1,
+ *                     else "<op>: axis 2 is out of bounds for array of dimension 2"
+ *   contexts_match    "<op>: <what> belong to different contexts" (what: "the operands")
+ * A NULL out is "<op>: out is NULL for axis 2"; a NULL tensor, tensor_null_input's message. */
+bool rank_is_valid(const char *op, int rank);
+bool axis_normalize(const char *op, int axis, int rank, int *out);
+bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char *what);
 
 /* ---- shapes ------------------------------------------------------------------------- */
 

@@ -22,14 +22,14 @@
 #include <string.h>
 
 #include "platform.h"
+#include "tensor_internal.h"
 
 /* ==== merging dims ========================================================================= */
 
 int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
                        int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
     const char *op = "kernels_merge_dims";
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), -1;
+    if (!rank_is_valid(op, rank)) return -1;
     if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
         return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
                                 NDITER_MAX_OPERANDS), -1;
@@ -164,16 +164,15 @@ static double chunk_total(const float *acc, const float *x, int64_t n) {
     return exact;
 }
 
-/* The sum of s[0], s[ss], ..., n of them. With ss 1, eight running sums side by side (one
- * vector), over chunks of 1024 floats whose totals are added in double: a float running sum
- * loses more digits the larger it grows (over 16M floats, by 5e-4), a chunk's cannot grow. */
+/* The sum of s[0], s[ss], ..., n of them: with ss 1, the fast kernels' summation policy
+ * (kernels_sum, kernels_fast.h); otherwise one term at a time in double. */
 static double row_sum(const float *s, int64_t n, int64_t ss) {
     double total = 0.0;
     int64_t i = 0;
     if (ss == 1)
         while (n - i >= 8) {
             float acc[8] = {0};
-            int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
+            int64_t start = i, end = n - i > KERNELS_SUM_CHUNK ? i + KERNELS_SUM_CHUNK : i + (n - i) / 8 * 8;
             for (; i < end; i += 8)
                 for (int j = 0; j < 8; j++) acc[j] += s[i + j];
             total += chunk_total(acc, s + start, end - start);
@@ -182,6 +181,8 @@ static double row_sum(const float *s, int64_t n, int64_t ss) {
     return total;
 }
 
+double kernels_sum(const float *x, int64_t n) { return row_sum(x, n, 1); }
+
 /* row_sum of four contiguous rows at once, into totals[0..3]: four rows read side by side keep
  * more of memory's requests in flight than one (docs/2-reduce.md measures it). */
 static void row_sums4(const float *const *s, int64_t n, double *totals) {
@@ -189,7 +190,7 @@ static void row_sums4(const float *const *s, int64_t n, double *totals) {
     for (int r = 0; r < 4; r++) totals[r] = 0.0;
     while (n - i >= 8) {
         float acc[4][8] = {{0}};
-        int64_t start = i, end = n - i > 1024 ? i + 1024 : i + (n - i) / 8 * 8;
+        int64_t start = i, end = n - i > KERNELS_SUM_CHUNK ? i + KERNELS_SUM_CHUNK : i + (n - i) / 8 * 8;
         for (; i < end; i += 8)
             for (int j = 0; j < 8; j++) {
                 acc[0][j] += s[0][i + j];
@@ -320,25 +321,12 @@ static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float 
 
 /* ==== strided copies and sums ============================================================== */
 
-/* The lowest and highest address p + sum(index[d] * strides[d]) reaches, in floats from p; false
- * if that overflows. */
-static bool span(int rank, const int64_t *shape, const int64_t *strides, int64_t *lo, int64_t *hi) {
-    *lo = *hi = 0;
-    for (int d = 0; d < rank; d++) {
-        int64_t reach;
-        if (shape[d] <= 1) continue;
-        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &reach)) return false;
-        if (__builtin_add_overflow(reach > 0 ? *hi : *lo, reach, reach > 0 ? hi : lo)) return false;
-    }
-    return true;
-}
-
 /* True when dst and src may share memory (or their spans cannot be computed): the fast loops
  * reorder the elements, which only the reference's order keeps right then. */
 static bool overlap(int rank, const int64_t *shape, const float *dst, const int64_t *dst_strides, const float *src,
                     const int64_t *src_strides) {
     int64_t dlo, dhi, slo, shi;
-    if (!span(rank, shape, dst_strides, &dlo, &dhi) || !span(rank, shape, src_strides, &slo, &shi)) return true;
+    if (!strides_span(rank, shape, dst_strides, &dlo, &dhi) || !strides_span(rank, shape, src_strides, &slo, &shi)) return true;
     uintptr_t f = sizeof(float), d = (uintptr_t)dst, s = (uintptr_t)src; /* unsigned: wraps, never overflows */
     return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 && s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
 }

@@ -359,6 +359,17 @@ START_TEST(test_null_pointers) {
                      "permute: 2 axes (NULL) given for a tensor of rank 2: give each of its 2 axes once");
     EXPECT_MINUS_ONE(permute_map(NULL, 2, (int[]){1, 0}, map), "permute_map: shape is NULL for rank 2");
     EXPECT_FALSE(shape_is_valid("op", NULL, 2), "op: shape is NULL for rank 2");
+    /* the core's checks that ops share, on what they check and on NULL */
+    EXPECT_FALSE(rank_is_valid("op", 9), "op: rank 9 is outside 0..8 (TENSOR_MAX_RANK)");
+    EXPECT_FALSE(rank_is_valid("op", -1), "op: rank -1 is outside 0..8 (TENSOR_MAX_RANK)");
+    int axis = 7;
+    EXPECT_FALSE(axis_normalize("op", 2, 2, &axis), "op: axis 2 is out of bounds for array of dimension 2");
+    EXPECT_FALSE(axis_normalize("op", -3, 2, &axis), "op: axis -3 is out of bounds for array of dimension 2");
+    EXPECT_FALSE(axis_normalize("op", 0, 2, NULL), "op: out is NULL for axis 0");
+    ck_assert_int_eq(axis, 7);
+    ck_assert(axis_normalize("op", -1, 2, &axis) && axis == 1);
+    EXPECT_FALSE(contexts_match("op", NULL, a, "the operands"), "op: input a is NULL");
+    EXPECT_FALSE(contexts_match("op", a, NULL, "the operands"), "op: input b is NULL");
     EXPECT_MINUS_ONE(permute_map(DIMS(2, 3), (int[]){1, 0}, NULL), "permute_map: map is NULL");
     NdIter it;
     EXPECT_VOID(nditer_init(&it, 2, NULL, 1, (const int64_t *[]){a->strides}), !nditer_next(&it),

@@ -183,7 +183,7 @@ void binary_reference(char op, int rank, const int64_t *shape, float *out, const
 static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a, Tensor *b) {
     if (!a) return tensor_null_input(name, "a"), NULL;
     if (!b) return tensor_null_input(name, "b"), NULL;
-    if (a->ctx != b->ctx) return tensor_set_error("%s: the operands belong to different contexts", name), NULL;
+    if (!contexts_match(name, a, b, "the operands")) return NULL;
     int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
     int rank;
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];

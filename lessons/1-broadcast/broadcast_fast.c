@@ -180,28 +180,31 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
 
 /* One row of the gradient of one operand: d[i * sd] += g[i] * (d out / d that operand), with
  * u = a[i * su] and v = b[i * sv]. A destination of stride 0 (an operand broadcast along the
- * row) takes the row's sum once, added up in eight running sums side by side (one vector: a
- * single running sum makes every add wait for the one before); one of stride 1 with inputs of
- * stride 1 or 0 gets loops that gcc vectorizes, as in BINARY_ROW. */
+ * row) takes the row's sum once, added up by the fast kernels' summation policy (kernels_sum in
+ * kernels_fast.h); one of stride 1 with inputs of stride 1 or 0 gets loops that the compiler
+ * vectorizes, as in BINARY_ROW. */
 #define GRAD_ROW(name, expr) GRAD_ROW_AS(name, , expr) GRAD_ROW_AS(name##_avx2, ROW_AVX2, expr)
 #define GRAD_ROW_AS(name, target, expr)                                                                          \
     target static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,            \
                             const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                \
         int64_t i = 0;                                                                                           \
-        if (sd == 0) {                                                                                           \
-            float acc[8] = {0};                                                                                  \
-            if (su == 1 && sv == 0) { /* d is b's gradient: b is broadcast along the row, a is not */          \
-                const float v = b[0];                                                                            \
-                for (; i + 8 <= n; i += 8)                                                                       \
-                    for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k]; (void)u, (void)v; acc[k] += (expr); } \
-            } else if (su == 0 && sv == 1) { /* d is a's gradient, the other way round */                      \
-                const float u = a[0];                                                                            \
-                for (; i + 8 <= n; i += 8)                                                                       \
-                    for (int k = 0; k < 8; k++) { float gg = g[i + k], v = b[i + k]; (void)u, (void)v; acc[k] += (expr); } \
+        if (sd == 0) { /* the row's sum: its terms a chunk at a time, added by kernels_sum's policy */            \
+            float terms[KERNELS_SUM_CHUNK];                                                                      \
+            double total = 0.0;                                                                                  \
+            for (int64_t i0 = 0; i0 < n; i0 += KERNELS_SUM_CHUNK) {                                              \
+                int64_t m = n - i0 < KERNELS_SUM_CHUNK ? n - i0 : KERNELS_SUM_CHUNK;                             \
+                if (su == 1 && sv == 0) { /* d is b's gradient: b is broadcast along the row, a is not */      \
+                    const float v = b[0];                                                                        \
+                    for (int64_t k = 0; k < m; k++) { float gg = g[i0 + k], u = a[i0 + k]; (void)u, (void)v; terms[k] = (expr); } \
+                } else if (su == 0 && sv == 1) { /* d is a's gradient, the other way round */                  \
+                    const float u = a[0];                                                                        \
+                    for (int64_t k = 0; k < m; k++) { float gg = g[i0 + k], v = b[i0 + k]; (void)u, (void)v; terms[k] = (expr); } \
+                } else {                                                                                         \
+                    for (int64_t k = 0; k < m; k++) { float gg = g[i0 + k], u = a[(i0 + k) * su], v = b[(i0 + k) * sv]; (void)u, (void)v; terms[k] = (expr); } \
+                }                                                                                                \
+                total += kernels_sum(terms, m);                                                                  \
             }                                                                                                    \
-            float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));       \
-            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; sum += (expr); } \
-            d[0] += sum;                                                                                         \
+            d[0] = (float)(d[0] + total);                                                                        \
         } else if (sd == 1 && su == 1 && sv == 1) {                                                              \
             for (; i + 8 <= n; i += 8)                                                                           \
                 for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] += (expr); } \

@@ -65,14 +65,6 @@ Tensor *tensor_sum_last_dim(Tensor *x) {
 
 /* ==== sum over any axis ==================================================================  */
 
-/* numpy's axis convention: -1 is the last axis, -rank the first. */
-static bool normalize_axis(const char *op, const Tensor *x, int axis, int *out) {
-    int a = axis < 0 ? axis + x->rank : axis;
-    if (a < 0 || a >= x->rank)
-        return tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, axis, x->rank), false;
-    *out = a;
-    return true;
-}
 
 /* The view of x without its axis a, which has size 1. The elements and their row-major
  * order do not change, so the gradients line up one to one. */
@@ -108,7 +100,7 @@ static void sum_axis_backward(Tensor *out) {
 Tensor *tensor_sum_axis(Tensor *x, int axis, bool keepdim) {
     if (!x) return tensor_null_input("sum_axis", "x"), NULL;
     int a;
-    if (!normalize_axis("sum_axis", x, axis, &a)) return NULL;
+    if (!axis_normalize("sum_axis", axis, x->rank, &a)) return NULL;
     /* Summing over axis a is summing x onto its own shape with that axis set to 1: what lesson
      * 1's sum_to_shape computes, through the same loop. */
     bool summed[TENSOR_MAX_RANK] = {false};
@@ -131,15 +123,14 @@ Tensor *tensor_mean(Tensor *x) {
 Tensor *tensor_mean_axis(Tensor *x, int axis, bool keepdim) {
     if (!x) return tensor_null_input("mean_axis", "x"), NULL;
     int a;
-    if (!normalize_axis("mean_axis", x, axis, &a)) return NULL;
+    if (!axis_normalize("mean_axis", axis, x->rank, &a)) return NULL;
     return tensor_mul_scalar(tensor_sum_axis(x, a, keepdim), 1.0f / (float)x->shape[a]);
 }
 
 Tensor *tensor_mse_loss(Tensor *pred, Tensor *target) {
     if (!pred) return tensor_null_input("mse_loss", "pred"), NULL;
     if (!target) return tensor_null_input("mse_loss", "target"), NULL;
-    if (pred->ctx != target->ctx)
-        return tensor_set_error("mse_loss: pred and target belong to different contexts"), NULL;
+    if (!contexts_match("mse_loss", pred, target, "pred and target")) return NULL;
     if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank)) {
         char sp[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
         tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",

@@ -72,7 +72,8 @@ TARGET_AVX2 static float row_max_avx2(const float *x, int64_t d) {
 }
 
 /* Each e^(x - m) is widened to double before it is added, into eight running sums (two
- * vectors of four doubles): a float sum stops growing at 2^24, which a long row can reach. */
+ * vectors of four doubles), as the reference adds them in double (the summation policy,
+ * kernels_fast.h): a float sum stops growing at 2^24, which a long row can reach. */
 TARGET_AVX2 static double row_exp_sum_avx2(const float *x, int64_t d, float m, float *out) {
     __m256 shift = _mm256_set1_ps(m);
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();

@@ -25,8 +25,7 @@ static char *axes_format(const int *dims, int n, char *buf, size_t size) {
 
 int normalize_permutation(const char *op, const int *dims, int n, int rank, int *out) {
     char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), -1;
+    if (!rank_is_valid(op, rank)) return -1;
     if (n != rank || (n > 0 && !dims)) {
         if (dims && n >= 0 && n <= TENSOR_MAX_RANK)
             tensor_set_error("%s: axes %s don't match a tensor of rank %d: give each of its %d axes once", op,
@@ -40,9 +39,8 @@ int normalize_permutation(const char *op, const int *dims, int n, int rank, int 
     bool seen[TENSOR_MAX_RANK] = {false};
     int result[TENSOR_MAX_RANK];
     for (int i = 0; i < n; i++) {
-        int a = dims[i] < 0 ? dims[i] + rank : dims[i]; /* numpy: -1 is the last axis */
-        if (a < 0 || a >= rank)
-            return tensor_set_error("%s: axis %d is out of bounds for array of dimension %d", op, dims[i], rank), -1;
+        int a;
+        if (!axis_normalize(op, dims[i], rank, &a)) return -1; /* numpy: -1 is the last axis */
         if (seen[a])
             return tensor_set_error("%s: repeated axis %d in %s", op, a, axes_format(dims, n, s, sizeof s)), -1;
         seen[a] = true;
@@ -123,10 +121,9 @@ Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
     if (!x) return tensor_null_input("transpose", "x"), NULL;
     int dims[TENSOR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i;
-    int a = dim0 < 0 ? dim0 + x->rank : dim0, b = dim1 < 0 ? dim1 + x->rank : dim1;
-    if (a < 0 || a >= x->rank || b < 0 || b >= x->rank)
-        return tensor_set_error("transpose: axis %d is out of bounds for array of dimension %d",
-                                a < 0 || a >= x->rank ? dim0 : dim1, x->rank), NULL;
+    int a, b;
+    if (!axis_normalize("transpose", dim0, x->rank, &a) || !axis_normalize("transpose", dim1, x->rank, &b))
+        return NULL;
     dims[a] = b;
     dims[b] = a;
     return tensor_permute(x, dims, x->rank);
@@ -168,8 +165,7 @@ static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_
 static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *want) {
     const char *op = "reshape";
     char s[SHAPE_STR_MAX];
-    if (rank < 0 || rank > TENSOR_MAX_RANK)
-        return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
+    if (!rank_is_valid(op, rank)) return false;
     if (rank > 0 && !shape) return tensor_set_error("%s: shape is NULL for rank %d", op, rank), false;
     int64_t known = 1; /* the product of the given dims, -1 once it overflows (then it cannot match) */
     int unknown = -1;

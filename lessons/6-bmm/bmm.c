@@ -180,7 +180,7 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
     if (!a) return tensor_null_input(op, "a"), NULL;
     if (!b) return tensor_null_input(op, "b"), NULL;
-    if (a->ctx != b->ctx) return tensor_set_error("%s: the operands belong to different contexts", op), NULL;
+    if (!contexts_match(op, a, b, "the operands")) return NULL;
     if (a->rank == 0 || b->rank == 0) {
         tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul to scale",
                          op, shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb));

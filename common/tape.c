@@ -1,0 +1,143 @@
+/*
+ * tape.c - the tape: reverse-mode autodiff. An op records its inputs and its backward on its
+ * output (tensor_record); tensor_backward walks the recorded graph from the loss, inputs after
+ * the tensors made from them, and runs each backward once. docs/0-foundations.md ("The tape")
+ * explains it; tensor.h has each function's contract.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor_internal.h"
+
+Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs) {
+    if (!out) return tensor_null_input("record", "out"), NULL;
+    /* checked before out is touched, so a failed record leaves out as it was */
+    if (!op || n < 0 || n > TENSOR_MAX_INPUTS || (n > 0 && !inputs))
+        return tensor_set_error("record: op %s with %d inputs%s: give a name and 0..%d (TENSOR_MAX_INPUTS) inputs",
+                                op ? op : "NULL", n, n > 0 && !inputs ? " (NULL)" : "", TENSOR_MAX_INPUTS), NULL;
+    for (int i = 0; i < n; i++) {
+        char which[16];
+        snprintf(which, sizeof which, "%d", i);
+        if (!inputs[i]) return tensor_null_input(op, which), NULL;
+        if (inputs[i]->ctx != out->ctx)
+            return tensor_set_error("%s: input %d belongs to a different context than the output", op, i), NULL;
+    }
+    out->op = op;
+    out->backward = backward;
+    out->n_inputs = n;
+    for (int i = 0; i < n; i++) {
+        out->inputs[i] = inputs[i];
+        if (inputs[i]->requires_grad) out->requires_grad = true;
+    }
+    return out;
+}
+
+float *tensor_grad_data(Tensor *t) {
+    if (!t) return tensor_null_input("grad_data", "t"), NULL;
+    if (!t->grad) {
+        t->grad = tensor_zeros(t->ctx, t->shape, t->rank);
+        if (!t->grad) return NULL;
+    }
+    return tensor_data(t->grad);
+}
+
+Tensor *tensor_grad(Tensor *t) {
+    if (!t) return tensor_null_input("grad", "t"), NULL;
+    char s[SHAPE_STR_MAX];
+    if (!t->requires_grad)
+        return tensor_set_error("grad: tensor #%d with shape %s does not require grad; call tensor_requires_grad() "
+                                "on it before building the computation",
+                                t->id, shape_format(t->shape, t->rank, s, sizeof s)), NULL;
+    return tensor_grad_data(t) ? t->grad : NULL;
+}
+
+void ctx_zero_grads(Ctx *ctx) {
+    if (!ctx) return;
+    for (Tensor *t = ctx->first_tensor; t; t = t->next_in_ctx) tensor_zero_grad(t);
+}
+
+void tensor_zero_grad(Tensor *t) {
+    if (t && t->grad) memset(t->grad->storage->data, 0, (size_t)t->grad->storage->size * sizeof(float));
+}
+
+/* Every tensor that `root` depends on and that requires grad, inputs before the tensors made
+ * from them (a post-order depth-first walk, kept iterative so long chains cannot overflow
+ * the C stack). Returns the count, or -1 if memory ran out. */
+static int topological_order(Tensor *root, Tensor **order) {
+    Ctx *ctx = root->ctx;
+    int capacity = ctx->n_tensors;
+    Tensor **stack = malloc((size_t)capacity * sizeof *stack);
+    int *next_input = malloc((size_t)capacity * sizeof *next_input);
+    if (!stack || !next_input) return free(stack), free(next_input), -1;
+    unsigned epoch = ++ctx->epoch;
+    int depth = 0, n = 0;
+    root->visit = epoch;
+    stack[depth] = root;
+    next_input[depth++] = 0;
+    while (depth > 0) {
+        Tensor *t = stack[depth - 1];
+        if (next_input[depth - 1] < t->n_inputs) {
+            Tensor *in = t->inputs[next_input[depth - 1]++];
+            if (in->requires_grad && in->visit != epoch) {
+                in->visit = epoch;
+                stack[depth] = in;
+                next_input[depth++] = 0;
+            }
+        } else {
+            order[n++] = t; /* all of t's inputs are already placed */
+            depth--;
+        }
+    }
+    free(stack), free(next_input);
+    return n;
+}
+
+int tensor_backward_from(Tensor *out, const Tensor *upstream) {
+    char s[SHAPE_STR_MAX], u[SHAPE_STR_MAX];
+    if (!out) return tensor_null_input("backward", "loss"), -1;
+    if (!upstream && tensor_numel(out) != 1)
+        return tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce it "
+                                "first (a sum or a mean of it) or use tensor_backward_from with an upstream gradient",
+                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
+    if (!out->requires_grad)
+        return tensor_set_error("backward: tensor #%d with shape %s does not require grad: no input of its "
+                                "computation was marked with tensor_requires_grad()",
+                                out->id, shape_format(out->shape, out->rank, s, sizeof s)), -1;
+    if (upstream && !shape_equal(upstream->shape, upstream->rank, out->shape, out->rank))
+        return tensor_set_error("backward: upstream gradient has shape %s but the output has shape %s",
+                                shape_format(upstream->shape, upstream->rank, u, sizeof u),
+                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
+    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
+    int n = order ? topological_order(out, order) : -1;
+    /* Every gradient exists before any backward runs, so backward functions never allocate. A
+     * gradient made now is zeros already: only one kept from an earlier backward is reset. */
+    bool *made_now = n >= 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *made_now) : NULL;
+    bool ready = made_now != NULL;
+    for (int i = 0; i < n && ready; i++) {
+        made_now[i] = order[i]->grad == NULL;
+        ready = tensor_grad_data(order[i]) != NULL;
+    }
+    /* upstream is copied before any gradient is reset: it may be one of them (tensor_grad(out)) */
+    int64_t n_seed = tensor_numel(out);
+    float *seed = ready && upstream ? malloc((size_t)(n_seed > 0 ? n_seed : 1) * sizeof *seed) : NULL;
+    if (!ready || (upstream && !seed)) {
+        free(order), free(made_now);
+        if (n < 0 || !made_now || ready) tensor_set_error("backward: out of memory");
+        return -1;
+    }
+    if (upstream) tensor_to_array(upstream, seed, n_seed);
+    /* Intermediate gradients restart from zero; leaf gradients keep accumulating. */
+    for (int i = 0; i < n; i++)
+        if (order[i]->backward && !made_now[i]) tensor_zero_grad(order[i]);
+    float *g = tensor_data(out->grad); /* contiguous: the same row-major order as seed */
+    if (upstream)
+        for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
+    else
+        g[0] += 1.0f; /* d loss / d loss */
+    for (int i = n - 1; i >= 0; i--)
+        if (order[i]->backward) order[i]->backward(order[i]);
+    free(seed), free(order), free(made_now);
+    return 0;
+}
+
+int tensor_backward(Tensor *loss) { return tensor_backward_from(loss, NULL); }
