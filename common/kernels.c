@@ -34,20 +34,19 @@ static void fill(KernelMode want) {
     };
     mode = want == KERNELS_NATIVE && !platform_has_native() ? KERNELS_PORTABLE : want;
     if (mode == KERNELS_REFERENCE) return;
-    /* portable: the fast kernels that are plain C (under native they use the vector
-     * instructions too, choosing for themselves with kernels_mode()) */
+    /* portable and native: the fast kernels, written once in plain C and vector extensions;
+     * under native, each runs its code compiled for this CPU's vector instructions
+     * (kernels_mode() says which) */
     table.copy = strided_copy_fast;
     table.accumulate = strided_accumulate_fast;
     table.binary = binary_fast;
     table.binary_backward = binary_backward_fast;
+    table.softmax_rows = softmax_rows_fast;
+    table.cross_entropy = cross_entropy_fast;
     table.gather_rows = gather_rows_fast;
     table.matmul = matmul_fast;
     table.gelu = gelu_fast;
     table.gelu_backward = gelu_backward_fast;
-    if (mode != KERNELS_NATIVE) return;
-    /* native: the fast kernels written for this CPU's vector instructions alone */
-    table.softmax_rows = softmax_rows_fast;
-    table.cross_entropy = cross_entropy_fast;
     table.adamw = adamw_fast;
 }
 

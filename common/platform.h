@@ -5,10 +5,9 @@
  *     those instructions while the rest of the library stays plain x86-64;
  *   - platform_has_native() and platform_has_avx512(): whether this CPU has them, asked of the
  *     bits the C library read when the program started;
- *   - exp8, e^x for eight floats at once with AVX2 and FMA (lesson 3's softmax, lesson 7's
- *     GELU). The exp is the classic one (as in Cephes' expf): write x = n ln2 + r with n an
- *     integer and |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n
- *     is built directly in the float's exponent bits.
+ *   - vf8, eight floats in GCC and clang's vector extensions, with which the fast kernels'
+ *     vector code is written once for every CPU, and the one vector exp (vf8_exp) and tanh
+ *     (vf8_tanh) of lesson 3's softmax and lesson 7's GELU.
  */
 #ifndef PLATFORM_H
 #define PLATFORM_H
@@ -29,40 +28,109 @@ static inline bool platform_has_native(void) { return false; }
 static inline bool platform_has_avx512(void) { return false; }
 #endif
 
+/* ==== vectors, written once for every CPU =============================================== */
+/* The fast kernels' vector code is written with GCC and clang's vector extensions: a vf8 is
+ * eight floats, and + - * / and comparisons work on all eight at once. The compiler turns them
+ * into the instructions of the CPU it compiles for: two SSE or NEON registers in the portable
+ * build, one AVX2 register in a function compiled for AVX2 (VECTOR_NATIVE). A kernel's vector
+ * code is one body, always inlined, and two thin wrappers, one of each:
+ *
+ *   VECTOR_BODY void rows_body(...) { ... vf8 ... }
+ *   static void rows_portable(...) { rows_body(...); }
+ *   VECTOR_NATIVE static void rows_native(...) { rows_body(...); }
+ *
+ * and the kernel calls rows_native when kernels_mode() is KERNELS_NATIVE. (The helpers pass
+ * vf8 by value, which -Wpsabi warns changes the calling convention between SSE and AVX code;
+ * they are always inlined, so no call between the two ever passes one.) */
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+typedef float vf8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef double vd4 __attribute__((vector_size(32)));
+typedef float vf4 __attribute__((vector_size(16)));
+
+#define VECTOR_BODY static inline __attribute__((always_inline))
 #ifdef PLATFORM_X86
+#define VECTOR_NATIVE TARGET_AVX2
+#else
+#define VECTOR_NATIVE /* the portable build is this CPU's best (NEON on aarch64) */
+#endif
 
-/* 2^k for 8 integers k in -126..127: the biased exponent k + 127, shifted into place. */
-TARGET_AVX2 static inline __m256 pow2(__m256i k) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+/* Lanes picked from two vectors by index (0-7 from a, 8-15 from b): __builtin_shufflevector,
+ * which gcc has from version 12 and clang always; older gcc has __builtin_shuffle. */
+#if defined(__clang__) || __GNUC__ >= 12
+#define VF8_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
+#else
+#define VF8_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi8){__VA_ARGS__})
+#endif
+
+VECTOR_BODY vf8 vf8_load(const float *p) { vf8 v; memcpy(&v, p, sizeof v); return v; }
+VECTOR_BODY void vf8_store(float *p, vf8 v) { memcpy(p, &v, sizeof v); }
+VECTOR_BODY vf8 vf8_splat(float x) { return (vf8){x, x, x, x, x, x, x, x}; }
+/* mask ? a : b, lane by lane; mask is a comparison's result (all ones or all zeros a lane) */
+VECTOR_BODY vf8 vf8_select(vi8 mask, vf8 a, vf8 b) { return (vf8)((mask & (vi8)a) | (~mask & (vi8)b)); }
+/* The larger (smaller) of each pair, b's lane when either is nan: `if (a > m)` skips a nan a.
+ * Written lane by lane, the form compilers turn into one max (min) instruction. */
+VECTOR_BODY vf8 vf8_max(vf8 a, vf8 b) {
+    vf8 r;
+    for (int k = 0; k < 8; k++) r[k] = a[k] > b[k] ? a[k] : b[k];
+    return r;
+}
+VECTOR_BODY vf8 vf8_min(vf8 a, vf8 b) {
+    vf8 r;
+    for (int k = 0; k < 8; k++) r[k] = a[k] < b[k] ? a[k] : b[k];
+    return r;
+}
+VECTOR_BODY float vf8_max_lanes(vf8 v) {
+    float m = v[0];
+    for (int k = 1; k < 8; k++) m = v[k] > m ? v[k] : m;
+    return m;
+}
+/* the four low and four high lanes, widened to double */
+VECTOR_BODY vd4 vf8_low_double(vf8 v) { return __builtin_convertvector(VF8_SHUFFLE(v, v, 0, 1, 2, 3), vd4); }
+VECTOR_BODY vd4 vf8_high_double(vf8 v) { return __builtin_convertvector(VF8_SHUFFLE(v, v, 4, 5, 6, 7), vd4); }
+
+/* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place. */
+VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)((k + 127) << 23); }
+
+/* e^x for eight floats. The classic exp (as in Cephes' expf): x = n ln2 + r with n an integer
+ * and |r| <= ln2 / 2, so e^x = 2^n e^r; e^r is a degree-7 polynomial in r, and 2^n is built
+ * directly in the float's exponent bits. Within 2 units in the last place of the exact e^x,
+ * with gradual underflow: inf above 88.72, exactly 0 below -103.97, nan for nan. */
+VECTOR_BODY vf8 vf8_exp(vf8 x) {
+    /* Below -104, e^x rounds to 0: those lanes compute e^0 and get their 0 put in place, since
+     * a multiply that rounds to 0 takes the CPU's slow path for tiny results (a microcode
+     * assist of over a hundred cycles on Intel), and the causal mask of lesson 7 puts -inf in
+     * half of attention's scores. Above 89, e^x is inf anyway; clamping keeps n in range. A
+     * comparison with nan is false, so a nan passes through. */
+    vi8 zero = x < vf8_splat(-104.0f);
+    x = (vf8)(~zero & (vi8)vf8_min(vf8_splat(89.0f), x)); /* min(89, nan) is nan */
+    /* n = round(x / ln2) (adding and taking away 1.5 * 2^23 rounds to the nearest integer), r =
+     * x - n ln2, ln2 split into a part with few bits (n * 0.693359375 is exact) and the rest,
+     * so that r keeps its low bits (Cody and Waite). */
+    vf8 n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    vf8 r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    /* e^r = 1 + r + r^2 p(r), Cephes' coefficients, by Horner's rule */
+    vf8 p = vf8_splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product is
+     * exact, the second rounds once, into the subnormals (gradual underflow) or to inf */
+    vi8 ni = __builtin_convertvector(n, vi8), n1 = ni >> 1;
+    return (vf8)(~zero & (vi8)(p * vf8_pow2(n1) * vf8_pow2(ni - n1)));
 }
 
-/* e^x for 8 floats. */
-TARGET_AVX2 static inline __m256 exp8(__m256 x) {
-    /* Past these bounds e^x rounds to inf or to 0 anyway; clamping keeps n in range. min and
-     * max return their second operand when one operand is nan, so a nan passes through. */
-    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
-    /* n = round(x / ln2), r = x - n ln2. ln2 is split into a part with few bits (n * 0.693359375
-     * is exact) and the rest, so r keeps its low bits (Cody and Waite). */
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    /* e^r = 1 + r + r^2 p(r), Cephes' coefficients, by Horner's rule with fused multiply-adds */
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
-    /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product
-     * is exact, the second rounds once, into the subnormals (gradual underflow) or to inf. */
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i n1 = _mm256_srai_epi32(ni, 1);
-    return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(_mm256_sub_epi32(ni, n1)));
-}
-
-#endif /* PLATFORM_X86 */
+/* tanh(x) = 1 - 2 / (e^2x + 1), from vf8_exp: 1 at e^2x = inf, -1 at 0. */
+VECTOR_BODY vf8 vf8_tanh(vf8 x) { return 1.0f - 2.0f / (vf8_exp(x + x) + 1.0f); }
 
 #endif /* PLATFORM_H */

@@ -453,12 +453,15 @@ START_TEST(test_kernels_switch) {
     ck_assert_str_eq(kernels_setting(), "reference");
     ck_assert_str_eq(use_kernels("portable"), "portable");
     ck_assert(kernels()->copy == strided_copy_fast && kernels()->binary == binary_fast &&
-              kernels()->matmul == matmul_fast && kernels()->softmax_rows == softmax_rows_reference);
+              kernels()->matmul == matmul_fast && kernels()->softmax_rows == softmax_rows_fast &&
+              kernels()->adamw == adamw_fast);
+    ck_assert(kernels_mode() == KERNELS_PORTABLE);
     ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "portable");
     ck_assert_str_eq(kernels_setting(), "avx2");
     ck_assert(!kernels_avx512());
     ck_assert_str_eq(use_kernels("native"), native);
-    ck_assert(kernels()->softmax_rows == (avx2 ? softmax_rows_fast : softmax_rows_reference));
+    ck_assert(kernels()->softmax_rows == softmax_rows_fast && kernels()->gelu == gelu_fast);
+    ck_assert(kernels_mode() == (avx2 ? KERNELS_NATIVE : KERNELS_PORTABLE));
     ck_assert_str_eq(use_kernels(""), native);
     ck_assert_str_eq(use_kernels(NULL), native);
     /* an unknown value: the reference, and a note on stderr naming the four it knows */
