@@ -55,14 +55,22 @@ typedef double vd4 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
 #define VECTOR_BODY static inline __attribute__((always_inline))
+/* The 16-byte vector registers the portable build has: SSE's 16 on x86-64, NEON's 32 on
+ * aarch64 (a kernel whose tile needs more than 16 is for the latter, or for VECTOR_NATIVE). */
+#if defined(__aarch64__)
+#define PLATFORM_VECTOR_REGISTERS 32
+#else
+#define PLATFORM_VECTOR_REGISTERS 16
+#endif
 #ifdef PLATFORM_X86
 #define VECTOR_NATIVE TARGET_AVX2
 #else
 #define VECTOR_NATIVE /* the portable build is this CPU's best (NEON on aarch64) */
 #endif
 
-/* Lanes picked from two vectors by index (0-7 from a, 8-15 from b): __builtin_shufflevector,
- * which gcc has from version 12 and clang always; older gcc has __builtin_shuffle. */
+/* Eight lanes picked from two vectors by index (0-7 from a, 8-15 from b):
+ * __builtin_shufflevector, which gcc has from version 12 and clang always; older gcc has
+ * __builtin_shuffle. */
 #if defined(__clang__) || __GNUC__ >= 12
 #define VF8_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #else
@@ -91,9 +99,11 @@ VECTOR_BODY float vf8_max_lanes(vf8 v) {
     for (int k = 1; k < 8; k++) m = v[k] > m ? v[k] : m;
     return m;
 }
-/* the four low and four high lanes, widened to double */
-VECTOR_BODY vd4 vf8_low_double(vf8 v) { return __builtin_convertvector(VF8_SHUFFLE(v, v, 0, 1, 2, 3), vd4); }
-VECTOR_BODY vd4 vf8_high_double(vf8 v) { return __builtin_convertvector(VF8_SHUFFLE(v, v, 4, 5, 6, 7), vd4); }
+/* the four low and four high lanes, and those widened to double */
+VECTOR_BODY vf4 vf8_low(vf8 v) { vf4 h; memcpy(&h, &v, sizeof h); return h; }
+VECTOR_BODY vf4 vf8_high(vf8 v) { vf4 h; memcpy(&h, (const char *)&v + sizeof h, sizeof h); return h; }
+VECTOR_BODY vd4 vf8_low_double(vf8 v) { return __builtin_convertvector(vf8_low(v), vd4); }
+VECTOR_BODY vd4 vf8_high_double(vf8 v) { return __builtin_convertvector(vf8_high(v), vd4); }
 
 /* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place. */
 VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)((k + 127) << 23); }
@@ -132,5 +142,34 @@ VECTOR_BODY vf8 vf8_exp(vf8 x) {
 
 /* tanh(x) = 1 - 2 / (e^2x + 1), from vf8_exp: 1 at e^2x = inf, -1 at 0. */
 VECTOR_BODY vf8 vf8_tanh(vf8 x) { return 1.0f - 2.0f / (vf8_exp(x + x) + 1.0f); }
+
+/* Stores that send whole cache lines to memory without reading them into the cache first
+ * (docs/4-permute.md): on x86-64, SSE2's, which every such CPU has, and a fence after the last;
+ * elsewhere plain stores. vf8_stream wants d on 16 bytes. */
+VECTOR_BODY void vf8_stream(float *d, vf8 v) {
+#ifdef PLATFORM_X86
+    _mm_stream_ps(d, (__m128)vf8_low(v));
+    _mm_stream_ps(d + 4, (__m128)vf8_high(v));
+#else
+    vf8_store(d, v);
+#endif
+}
+/* dst[i] = src[i], i < n, streamed: true when done (x86-64, dst on 16 bytes, n a multiple of
+ * 4), false, having done nothing, otherwise. */
+static inline bool platform_stream_copy(float *dst, const float *src, int64_t n) {
+#ifdef PLATFORM_X86
+    if ((uintptr_t)dst % 16 != 0 || n % 4 != 0) return false;
+    for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+    return true;
+#else
+    (void)dst, (void)src, (void)n;
+    return false;
+#endif
+}
+static inline void platform_stream_end(void) {
+#ifdef PLATFORM_X86
+    _mm_sfence(); /* the streamed lines reach memory before any later store */
+#endif
+}
 
 #endif /* PLATFORM_H */

@@ -236,48 +236,47 @@ static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64
         }
 }
 
-#ifdef PLATFORM_X86
-
 /* Eight rows of eight floats, ls apart, in; their eight columns out, in c: the standard three
- * rounds of shuffles (pairs of floats, pairs of pairs, then 128-bit halves). */
-TARGET_AVX2 static ALWAYS_INLINE void transpose8(const float *s, int64_t ls, __m256 c[8]) {
-    __m256 r[8], t[8], u[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(s + k * ls);
+ * rounds of shuffles (pairs of floats, pairs of pairs, then halves). Written with vf8, the
+ * compiler makes of each shuffle one AVX2 instruction, or two or three SSE or NEON ones. */
+VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
+    vf8 r[8], t[8], u[8];
+    for (int k = 0; k < 8; k++) r[k] = vf8_load(s + k * ls);
     for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+        t[k] = VF8_SHUFFLE(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[k + 1] = VF8_SHUFFLE(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
     }
     for (int k = 0; k < 8; k += 4) {
-        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
-        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+        u[k] = VF8_SHUFFLE(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 1] = VF8_SHUFFLE(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        u[k + 2] = VF8_SHUFFLE(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+        u[k + 3] = VF8_SHUFFLE(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
     }
     for (int k = 0; k < 4; k++) {
-        c[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-        c[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+        c[k] = VF8_SHUFFLE(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        c[k + 4] = VF8_SHUFFLE(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     }
 }
 
-TARGET_AVX2 static ALWAYS_INLINE void store8(Write how, float *d, __m256 v) {
-    if (how == STREAM) _mm256_stream_ps(d, v);
-    else if (how == ADD) _mm256_storeu_ps(d, _mm256_add_ps(_mm256_loadu_ps(d), v));
-    else _mm256_storeu_ps(d, v);
+VECTOR_BODY void store8(Write how, float *d, vf8 v) {
+    if (how == STREAM) vf8_stream(d, v);
+    else if (how == ADD) vf8_store(d, vf8_load(d) + v);
+    else vf8_store(d, v);
 }
 
-/* The tile loop of transpose_generic through AVX2 registers: blocks of 8 rows of d by 16
+/* The tile loop of transpose_generic eight by eight in vf8: blocks of 8 rows of d by 16
  * columns, read from 16 rows of s, so that each row of d gets a whole 64-byte line at once.
  * Streaming stores of half a line each, with other lines' stores in between, were measured at
  * a tenth of the speed on one of this project's machines. */
-TARGET_AVX2 static ALWAYS_INLINE void transpose_avx2_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld,
-                                            const float *s, int64_t ls) {
+VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+                                int64_t ls) {
     for (int64_t i0 = 0; i0 < ni; i0 += TILE_I)
         for (int64_t j0 = 0; j0 < nj; j0 += TILE_J) {
             int64_t i1 = ni - i0 < TILE_I ? ni : i0 + TILE_I, j1 = nj - j0 < TILE_J ? nj : j0 + TILE_J;
             int64_t i8 = i0 + (i1 - i0) / 8 * 8, j = j0;
             for (int64_t i = i0; i < i8; i += 8) {
                 for (j = j0; j + 16 <= j1; j += 16) {
-                    __m256 a[8], b[8];
+                    vf8 a[8], b[8];
                     transpose8(s + j * ls + i, ls, a);
                     transpose8(s + (j + 8) * ls + i, ls, b);
                     for (int k = 0; k < 8; k++) {
@@ -286,37 +285,37 @@ TARGET_AVX2 static ALWAYS_INLINE void transpose_avx2_body(const Write how, int64
                     }
                 }
                 for (; j + 8 <= j1; j += 8) { /* half a line: never streamed */
-                    __m256 a[8];
+                    vf8 a[8];
                     transpose8(s + j * ls + i, ls, a);
                     for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + j, a[k]);
                 }
             }
-            _mm256_zeroupper(); /* before the plain code below: mixing them costs on some CPUs */
             transpose_generic(how == ADD ? ADD : COPY, i8 - i0, j1 - j, d + i0 * ld + j, ld, s + j * ls + i0, ls);
             transpose_generic(how == ADD ? ADD : COPY, i1 - i8, j1 - j0, d + i8 * ld + j0, ld, s + j0 * ls + i8, ls);
         }
 }
 
-/* One copy of the loop per kind of store, so that none is chosen per store. */
-TARGET_AVX2 static void transpose_avx2(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
+/* One copy of the loop per kind of store, so that none is chosen per store; each twice, for
+ * the portable build and for this CPU's vector instructions. */
+VECTOR_BODY void transpose_kinds(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
     if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
-    if (how == STREAM) transpose_avx2_body(STREAM, ni, nj, d, ld, s, ls);
-    else if (how == ADD) transpose_avx2_body(ADD, ni, nj, d, ld, s, ls);
-    else transpose_avx2_body(COPY, ni, nj, d, ld, s, ls);
+    if (how == STREAM) transpose_body(STREAM, ni, nj, d, ld, s, ls);
+    else if (how == ADD) transpose_body(ADD, ni, nj, d, ld, s, ls);
+    else transpose_body(COPY, ni, nj, d, ld, s, ls);
 }
-#endif
+static void transpose_portable(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
+    transpose_kinds(how, ni, nj, d, ld, s, ls);
+}
+VECTOR_NATIVE static void transpose_native(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+                                           int64_t ls) {
+    transpose_kinds(how, ni, nj, d, ld, s, ls);
+}
 
 static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                       int64_t ls) {
-#ifdef PLATFORM_X86
-    if (mode == KERNELS_NATIVE) {
-        transpose_avx2(how, ni, nj, d, ld, s, ls);
-        return;
-    }
-#endif
-    (void)mode;
-    transpose_generic(how == ADD ? ADD : COPY, ni, nj, d, ld, s, ls);
+    if (mode == KERNELS_NATIVE) transpose_native(how, ni, nj, d, ld, s, ls);
+    else transpose_portable(how, ni, nj, d, ld, s, ls);
 }
 
 /* ==== strided copies and sums ============================================================== */
@@ -462,17 +461,8 @@ const float *kernels_contiguous(const Tensor *x, float *space) {
 void kernels_copy_stream(float *dst, const float *src, int64_t n) {
     if (n > 0 && (!dst || !src))
         return (void)tensor_set_error("kernels_copy_stream: dst and src must not be NULL for %lld floats", (long long)n);
-#ifdef PLATFORM_X86
-    if (kernels_mode() == KERNELS_NATIVE && (uintptr_t)dst % 16 == 0 && n % 4 == 0) {
-        for (int64_t i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i)); /* SSE: any x86-64 */
-        return;
-    }
-#endif
-    if (n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
+    if (n > 0 && !(kernels_mode() == KERNELS_NATIVE && platform_stream_copy(dst, src, n)))
+        memcpy(dst, src, (size_t)n * sizeof *dst);
 }
 
-void kernels_stream_end(void) {
-#ifdef PLATFORM_X86
-    _mm_sfence(); /* the streamed lines reach memory before any later store */
-#endif
-}
+void kernels_stream_end(void) { platform_stream_end(); }

@@ -18,21 +18,16 @@
 #include "kernels_fast.h"
 #include "platform.h"
 
-/* Every row loop below is compiled twice: as plain C (on x86-64, SSE: 4 floats a register),
- * and for AVX2 (8 floats), which runs where kernels_mode() is KERNELS_NATIVE. The same C, so
- * the same results; only the width of the registers the compiler puts eight copies of a
- * statement in differs. */
-#ifdef PLATFORM_X86
-#define ROW_AVX2 TARGET_AVX2
-#else
-#define ROW_AVX2
-#endif
+/* Every row loop below is compiled twice: for the portable build (on x86-64, SSE: 4 floats a
+ * register; NEON on aarch64), and for this CPU's vector instructions (VECTOR_NATIVE: AVX2, 8
+ * floats), which runs where kernels_mode() is KERNELS_NATIVE. The same C, so the same results;
+ * only the width of the registers the compiler puts eight copies of a statement in differs. */
 
 /* One row of n results, o[i] = x[i * sx] op y[i * sy], o contiguous. Strides of 1 or 0 (the
  * usual cases) get loops over restrict pointers eight elements at a time: gcc at -O2 does not
  * vectorize a loop of unknown length, but it does turn eight copies of one statement into a
  * vector instruction. The op is chosen once per call, never per element. */
-#define BINARY_ROW(name, expr) BINARY_ROW_AS(name, , expr) BINARY_ROW_AS(name##_avx2, ROW_AVX2, expr)
+#define BINARY_ROW(name, expr) BINARY_ROW_AS(name, , expr) BINARY_ROW_AS(name##_avx2, VECTOR_NATIVE, expr)
 #define BINARY_ROW_AS(name, target, expr)                                                                    \
     target static void name(int64_t n, float *restrict o, const float *restrict x, int64_t sx,               \
                             const float *restrict y, int64_t sy) {                                           \
@@ -183,7 +178,7 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
  * row) takes the row's sum once, added up by the fast kernels' summation policy (kernels_sum in
  * kernels_fast.h); one of stride 1 with inputs of stride 1 or 0 gets loops that the compiler
  * vectorizes, as in BINARY_ROW. */
-#define GRAD_ROW(name, expr) GRAD_ROW_AS(name, , expr) GRAD_ROW_AS(name##_avx2, ROW_AVX2, expr)
+#define GRAD_ROW(name, expr) GRAD_ROW_AS(name, , expr) GRAD_ROW_AS(name##_avx2, VECTOR_NATIVE, expr)
 #define GRAD_ROW_AS(name, target, expr)                                                                          \
     target static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,            \
                             const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                \

@@ -31,10 +31,11 @@
  * ones, shaped the choices that say so below: a read where it lies, the 8 x 32 tile, no
  * allocation for a small product, and one look at COURSE_KERNELS per call.
  *
- * The micro-kernel is written in plain C, for any CPU, and with AVX2+FMA and with AVX-512
- * intrinsics, each in a function compiled for those instructions alone (the target
- * attribute), so the library still builds with the default flags (no -march) and runs
- * anywhere. Which one runs is asked of COURSE_KERNELS and the CPU at run time.
+ * The micro-kernel is written in plain C, for any CPU, and in vector extensions
+ * (common/platform.h): a 6 x 16 tile of vf8, compiled for the portable build (aarch64's 32
+ * NEON registers hold it) and for AVX2+FMA, and 8-row tiles of 16-float vectors compiled for
+ * AVX-512 alone (the target attribute), so the library still builds with the default flags
+ * (no -march) and runs anywhere. Which one runs is asked of the table's setting and the CPU.
  */
 #include "gemm.h"
 
@@ -46,9 +47,9 @@
 #include "platform.h"
 
 #define MR GEMM_MR /* the most rows a kernel's tile has */
-#define MR_AVX2 6  /* the rows of kernel_avx2's tile */
+#define MR_VF8 6   /* the rows of kernel_vf8's tile */
 #define NR GEMM_NR
-#define MC GEMM_MC /* a multiple of MR and of MR_AVX2 */
+#define MC GEMM_MC /* a multiple of MR and of MR_VF8 */
 #define KC GEMM_KC
 #define NC GEMM_NC /* a multiple of NR */
 
@@ -66,7 +67,7 @@ typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, cons
 typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
                      float *c, int64_t ldc);
 
-/* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=generic and of CPUs without AVX2. The
+/* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The
  * tile is summed in a local array, then added into c once. Without -march the compiler has
  * SSE's 16 registers of 4 floats, too few for 128, so the array stays in the L1 cache; every
  * step still uses each value it loads 8 or 16 times. The function starts on a 64-byte
@@ -85,91 +86,115 @@ static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_c
         for (int j = 0; j < NR; j++) c[i * ldc + j] += t[i][j];
 }
 
-#ifdef PLATFORM_X86
-/* AVX2+FMA, a 6 x 16 tile: row i is two 8-float registers, ci0 (columns 0-7) and ci1 (8-15).
- * Each step loads the 16 floats of b once, then for each of the 6 rows broadcasts a[i] to all
- * 8 lanes and does two fused multiply-adds. 12 accumulators + 2 registers of b + 1 of a use 15
- * of the 16 registers. The rows are spelled out (ROW) rather than looped over so that the
- * accumulators surely stay in registers at -O2. */
-TARGET_AVX2 static void kernel_avx2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                                                            const float *pb, float *c, int64_t ldc) {
+/* A 6 x 16 tile in vf8 (common/platform.h): row i is two vectors of 8, ci0 (columns 0-7) and
+ * ci1 (8-15). Each step loads the 16 floats of b once, then for each of the 6 rows multiplies
+ * a[i] into both and adds (one fused multiply-add each, with FMA). 12 accumulators + 2 of b +
+ * 1 of a: with AVX2 (VECTOR_NATIVE) 15 of the 16 registers; in the portable build, a vf8 is two
+ * 16-byte registers, which aarch64 has 32 of and x86-64's SSE 16 (too few: there the plain
+ * kernel above runs instead). The rows are spelled out (ROW) rather than looped over so that
+ * the accumulators surely stay in registers at -O2. */
+VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
+                                 int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    vf8 c00 = {0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    vf8 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR) { /* a's column p is q floats on */
-        __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8), x; /* packed b is 32-byte aligned */
-#define ROW(i)                                 \
-    x = _mm256_broadcast_ss(a##i + q);         \
-    c##i##0 = _mm256_fmadd_ps(x, b0, c##i##0); \
-    c##i##1 = _mm256_fmadd_ps(x, b1, c##i##1)
+        vf8 b0 = vf8_load(pb), b1 = vf8_load(pb + 8);
+#define ROW(i)                  \
+    c##i##0 += a##i[q] * b0;    \
+    c##i##1 += a##i[q] * b1
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
 #undef ROW
     }
-#define STORE(i)                                                                         \
-    _mm256_storeu_ps(c + i * ldc, _mm256_add_ps(_mm256_loadu_ps(c + i * ldc), c##i##0)); \
-    _mm256_storeu_ps(c + i * ldc + 8, _mm256_add_ps(_mm256_loadu_ps(c + i * ldc + 8), c##i##1))
+#define STORE(i)                                             \
+    vf8_store(c + i * ldc, vf8_load(c + i * ldc) + c##i##0); \
+    vf8_store(c + i * ldc + 8, vf8_load(c + i * ldc + 8) + c##i##1)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
 #undef STORE
 }
+static void kernel_vf8_portable(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
+                                int64_t ldc) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc);
+}
+VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
+                                            float *c, int64_t ldc) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc);
+}
 
-/* AVX-512, an 8 x 16 tile: row i is one 16-float register, and each step does eight fused
- * multiply-adds, each worth two of AVX2's. Eight accumulators would just cover what the two
- * FMA units have in flight (each add waits about 4 cycles for the previous one on its row): so
- * the even steps of p go into one set of eight and the odd steps into another, added together
- * at the end, and no add waits. The CPUs with two 512-bit FMA units run it about twice as fast
- * as kernel_avx2 (docs/6-bmm.md, 7.7). */
-TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                                                             const float *pb, float *c, int64_t ldc) {
+#ifdef TARGET_AVX512
+/* 16 floats, one AVX-512 register. Only the two kernels below, compiled for AVX-512 alone, use
+ * it, and they pass none to a function. */
+typedef float vf16 __attribute__((vector_size(64)));
+#define VF16_LOAD(v, p) memcpy(&(v), (p), sizeof(vf16))
+#define VF16_ADD_INTO(p, v)                  \
+    do {                                     \
+        vf16 old_;                           \
+        VF16_LOAD(old_, (p));                \
+        old_ += (v);                         \
+        memcpy((p), &old_, sizeof(vf16));    \
+    } while (0)
+
+/* AVX-512, an 8 x 16 tile: row i is one vf16, and each step does eight fused multiply-adds,
+ * each worth two of AVX2's. Eight accumulators would just cover what the two FMA units have in
+ * flight (each add waits about 4 cycles for the previous one on its row): so the even steps of
+ * p go into one set of eight and the odd steps into another, added together at the end, and
+ * no add waits. The CPUs with two 512-bit FMA units run it about twice as fast as the AVX2
+ * kernel (docs/6-bmm.md, 7.7). */
+TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
+                                        float *c, int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
-    __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
-    __m512 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;                  /* odd steps */
+    vf16 e0 = {0}, e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
+    vf16 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0; /* odd steps */
     int64_t p = 0, q = 0, q1 = a_cs; /* a's columns p and p + 1 are q and q1 floats on */
     for (; p + 2 <= kc; p += 2, q += 2 * a_cs, q1 += 2 * a_cs, pb += 2 * NR) {
-        __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + NR); /* packed b is 64-byte aligned */
-#define ROW(i)                                                     \
-    e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i);     \
-    o##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q1]), b1, o##i)
+        vf16 b0, b1;
+        VF16_LOAD(b0, pb);
+        VF16_LOAD(b1, pb + NR);
+#define ROW(i)              \
+    e##i += a##i[q] * b0;   \
+    o##i += a##i[q1] * b1
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
     if (p < kc) {
-        __m512 b0 = _mm512_load_ps(pb);
-#define ROW(i) e##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[q]), b0, e##i)
+        vf16 b0;
+        VF16_LOAD(b0, pb);
+#define ROW(i) e##i += a##i[q] * b0
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i) _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), _mm512_add_ps(e##i, o##i)))
+#define STORE(i) VF16_ADD_INTO(c + i * ldc, e##i + o##i)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
 
-/* AVX-512 on two slivers of b at once, an 8 x 32 tile: row i is two registers, li (columns
- * 0-15, from pb) and ri (16-31, from pb2). Each step loads 32 floats of b and 8 of a for 16
- * fused multiply-adds, where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less
- * on loads, and the tile's store at the end (a load, an add and a store per row and register)
+/* AVX-512 on two slivers of b at once, an 8 x 32 tile: row i is two vf16, li (columns 0-15,
+ * from pb) and ri (16-31, from pb2). Each step loads 32 floats of b and 8 of a for 16 fused
+ * multiply-adds, where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less on
+ * loads, and the tile's store at the end (a load, an add and a store per row and register)
  * comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
  * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
-TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs,
-                                                                  int64_t a_cs, const float *pb, const float *pb2,
-                                                                  float *c, int64_t ldc) {
+TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
+                                             const float *pb2, float *c, int64_t ldc) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
-    __m512 l0 = _mm512_setzero_ps(), l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
-    __m512 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0;                  /* right */
+    vf16 l0 = {0}, l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
+    vf16 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0; /* right */
     for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR, pb2 += NR) { /* a's column p is q floats on */
-        __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb2), x; /* packed b is 64-byte aligned */
-#define ROW(i)                           \
-    x = _mm512_set1_ps(a##i[q]);         \
-    l##i = _mm512_fmadd_ps(x, b0, l##i); \
-    r##i = _mm512_fmadd_ps(x, b1, r##i)
+        vf16 b0, b1;
+        VF16_LOAD(b0, pb);
+        VF16_LOAD(b1, pb2);
+#define ROW(i)              \
+    l##i += a##i[q] * b0;   \
+    r##i += a##i[q] * b1
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i)                                                                        \
-    _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc), l##i)); \
-    _mm512_storeu_ps(c + i * ldc + NR, _mm512_add_ps(_mm512_loadu_ps(c + i * ldc + NR), r##i))
+#define STORE(i)                        \
+    VF16_ADD_INTO(c + i * ldc, l##i);   \
+    VF16_ADD_INTO(c + i * ldc + NR, r##i)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
@@ -183,18 +208,18 @@ typedef struct {
     Kernel2 *two; /* NULL: every tile is one sliver wide */
 } MicroKernel;
 
-/* The AVX-512 kernels where kernels_avx512() allows them, the AVX2 one where kernels_mode() is
- * KERNELS_NATIVE, the plain one for KERNELS_PORTABLE; false (and the plain one) for
- * KERNELS_REFERENCE. Two tests of what the table was filled with. */
+/* The AVX-512 kernels where kernels_avx512() allows them, the vf8 one compiled for AVX2 where
+ * kernels_mode() is KERNELS_NATIVE, for KERNELS_PORTABLE the vf8 one where the portable build
+ * has the registers for its tile (aarch64) and the plain one elsewhere; false (and one of
+ * those) for KERNELS_REFERENCE. Two tests of what the table was filled with. */
 static bool pick_kernel(MicroKernel *kernel) {
-#ifdef PLATFORM_X86
+#ifdef TARGET_AVX512
     if (kernels_avx512()) return *kernel = (MicroKernel){MR, kernel_avx512, kernel_avx512_wide}, true;
 #endif
     KernelMode mode = kernels_mode();
-#ifdef PLATFORM_X86
-    if (mode == KERNELS_NATIVE) return *kernel = (MicroKernel){MR_AVX2, kernel_avx2, NULL}, true;
-#endif
-    *kernel = (MicroKernel){MR, kernel_generic, NULL};
+    if (mode == KERNELS_NATIVE) return *kernel = (MicroKernel){MR_VF8, kernel_vf8_native, NULL}, true;
+    if (PLATFORM_VECTOR_REGISTERS >= 32) *kernel = (MicroKernel){MR_VF8, kernel_vf8_portable, NULL};
+    else *kernel = (MicroKernel){MR, kernel_generic, NULL};
     return mode != KERNELS_REFERENCE;
 }
 
@@ -233,7 +258,7 @@ static void pack_a(int64_t mr, int64_t rows, int64_t kc, const float *a, int64_t
     for (int64_t p = 0; p < kc; p++, pa += rows) {
         if (mr == rows && rs == 1) { /* a column of the sliver is `rows` floats side by side */
             if (rows == MR) memcpy(pa, a + p * cs, MR * sizeof(float)); /* sizes known here: inlined copies */
-            else memcpy(pa, a + p * cs, MR_AVX2 * sizeof(float));      /* rows is MR or MR_AVX2 */
+            else memcpy(pa, a + p * cs, MR_VF8 * sizeof(float));       /* rows is MR or MR_VF8 */
             continue;
         }
         for (int64_t i = 0; i < rows; i++) pa[i] = i < mr ? a[i * rs + p * cs] : 0.0f;
