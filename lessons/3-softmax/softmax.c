@@ -4,8 +4,8 @@
  * Read top to bottom: the naive formula (for comparison), one stable row (three passes: the
  * max, the exps and their sum, the scaling), the softmax op and its backward, log-softmax
  * through log-sum-exp and its backward, then cross-entropy from logits. The rows are the
- * reference kernels; each op computes through the table (kernels.h), which under
- * COURSE_KERNELS=native points at softmax_fast.c's. docs/3-softmax.md explains every step.
+ * reference kernels; each op computes through the table (kernels.h), which points at
+ * softmax_fast.c's unless COURSE_KERNELS=reference. docs/3-softmax.md explains every step.
  *
  * Names: a row is the D entries along the last dim, `step` apart in memory (1 for a
  * contiguous tensor). x is the input row; s = softmax(x); g is the upstream gradient of the
