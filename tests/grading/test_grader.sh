@@ -12,8 +12,8 @@
 #             is not valid JSON as it stands, a compiler warning about a variable named error,
 #             the student's own exercises.h, a definition of fprintf
 #   includes  (made here) exercises.c that includes solutions.c or another .c file of the
-#             course: the sandbox has neither, so it does not compile; a link to solutions.c:
-#             rejected
+#             course, or a later lesson's header: the sandbox has none of them, so it does not
+#             compile; a link to solutions.c: rejected
 #   library   exercises answered with the library's own functions: they pass, with a note
 #   undeclared tests/grading/fixtures/undeclared: library functions and memset called without
 #             their headers: did not compile, naming each header to include
@@ -81,8 +81,9 @@ mkdir -p "$fixtures/includes/lessons/1-broadcast" "$fixtures/includes/lessons/2-
 } >"$fixtures/includes/lessons/1-broadcast/exercises.c"
 echo '#include "solutions.c"' >"$fixtures/includes/lessons/2-reduce/exercises.c"
 echo "#include \"$course/common/tensor.c\"" >"$fixtures/includes/lessons/3-softmax/exercises.c"
-mkdir -p "$fixtures/includes/lessons/4-permute"
+mkdir -p "$fixtures/includes/lessons/4-permute" "$fixtures/includes/lessons/5-gather"
 ln -s "$course/lessons/4-permute/solutions.c" "$fixtures/includes/lessons/4-permute/exercises.c"
+echo '#include "bmm.h"' >"$fixtures/includes/lessons/5-gather/exercises.c" # lesson 6's header, in lesson 5
 
 # ---- all correct ---------------------------------------------------------------------------
 grade grader-correct "$fixtures/correct"
@@ -344,6 +345,8 @@ check "includes: another .c file of the course is not in the sandbox either" \
     sh -c "grep -q -E '^  3.1 .* did not compile$' '$table' && grep -q -E \"common/tensor\\.c('? file not found|: No such file)\" '$table'"
 check "includes: an exercises.c that is a link to solutions.c is rejected" \
     sh -c "grep -q -E '^  4.1 .* rejected$' '$table' && grep -q 'is a link to a file outside the submission' '$table'"
+check "includes: a later lesson's header is not there (lesson 5 including lesson 6's bmm.h did not compile)" \
+    sh -c "grep -q -E '^  5.1 .* did not compile$' '$table' && grep -q -E \"bmm\\.h('? file not found|: No such file)\" '$table'"
 
 # ---- the library's own answer --------------------------------------------------------------------
 grade grader-library tests/grading/fixtures/library
