@@ -73,6 +73,22 @@ static Tensor *reverse_wrong(Tensor *x) {
     return tensor_record(out, "reverse_wrong", reverse_wrong_backward, 1, &x);
 }
 
+/* x * 3 with a backward that is right but for its last element, which gets param added: a
+ * number, nan or infinity */
+static void flawed_backward(Tensor *out) {
+    Tensor *x = out->inputs[0];
+    int64_t n = tensor_numel(x);
+    for (int64_t i = 0; i < n; i++)
+        tensor_grad_data(x)[i] += 3.0f * tensor_data(out->grad)[i] + (i == n - 1 ? out->param : 0.0f);
+}
+
+static Tensor *flawed(Tensor *x, float flaw) {
+    Tensor *out = tensor_zeros(x->ctx, x->shape, x->rank);
+    for (int64_t i = 0; i < tensor_numel(x); i++) tensor_data(out)[i] = 3.0f * tensor_data(x)[i];
+    out->param = flaw;
+    return tensor_record(out, "flawed", flawed_backward, 1, &x);
+}
+
 /* ==== arena and shapes =================================================================== */
 
 START_TEST(test_ctx_owns_everything) {
@@ -801,6 +817,7 @@ static Tensor *fn_triple(Tensor *const *in, void *factor) { return triple(in[0],
 static Tensor *fn_product(Tensor *const *in, void *arg) { return (void)arg, product(in[0], in[1]); }
 static Tensor *fn_reverse_wrong(Tensor *const *in, void *arg) { return (void)arg, reverse_wrong(in[0]); }
 static Tensor *fn_double_assigning(Tensor *const *in, void *arg) { return (void)arg, double_assigning(in[0]); }
+static Tensor *fn_flawed(Tensor *const *in, void *flaw) { return flawed(in[0], *(float *)flaw); }
 
 START_TEST(test_gradcheck_passes_right_gradients) {
     Rng rng = rng_seeded(1);
@@ -822,6 +839,17 @@ START_TEST(test_gradcheck_catches_wrong_gradients) {
     ck_assert_int_eq(gradcheck(fn_triple, &wrong, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
     ck_assert_msg(strstr(report, "input 0 (shape (2,3)), element 0 at index (0,0): analytic"), "report: %s", report);
     ck_assert_msg(strstr(report, "numeric"), "report: %s", report);
+    /* wrong in the last element alone, by a little, by nan, by infinity: every element is
+     * compared, and a comparison with nan fails */
+    const float flaws[] = {0.5f, NAN, INFINITY, 0.0f};
+    for (int k = 0; k < 4; k++) {
+        int want = flaws[k] == 0.0f ? 0 : -1;
+        report[0] = '\0';
+        ck_assert_msg(gradcheck(fn_flawed, (void *)&flaws[k], (Tensor *[]){a}, 1, NULL, report, sizeof report) == want,
+                      "a last element off by %g: report: %s", (double)flaws[k], report);
+        ck_assert_msg(want == 0 || strstr(report, "input 0 (shape (2,3)), element 5 at index (1,2): analytic"),
+                      "report: %s", report);
+    }
     /* a gradient sent to the wrong elements: a plain sum() would not notice, a random weight does */
     ck_assert_int_eq(gradcheck(fn_reverse_wrong, NULL, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
     /* a backward that assigns (=) where it must add (+=): alone it is right, since nothing else
