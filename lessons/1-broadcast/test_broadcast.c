@@ -12,6 +12,7 @@
 #include "broadcast.h"
 #include "gradcheck.h"
 #include "harness.h"
+#include "kernels.h"
 
 /* ==== the chapter ======================================================================== */
 
@@ -299,21 +300,26 @@ static void gradcheck_binary(BinaryFn fn, const char *name, const int64_t *a_sha
     char report[512], sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
     GradcheckOptions opt = {1e-3, 1e-2, 1e-2, seed};
     int status = gradcheck(call_binary, &fn, (Tensor *[]){a, b}, 2, &opt, report, sizeof report);
-    ck_assert_msg(status == 0, "%s with shapes %s %s: %s", name, shape_format(a_shape, a_rank, sa, sizeof sa),
-                  shape_format(b_shape, b_rank, sb, sizeof sb), report);
+    ck_assert_msg(status == 0, "%s kernels: %s with shapes %s %s: %s", kernels_name(), name,
+                  shape_format(a_shape, a_rank, sa, sizeof sa), shape_format(b_shape, b_rank, sb, sizeof sb), report);
 }
 
+/* Under every setting of COURSE_KERNELS: the reference kernels (broadcast.c's loops) and the
+ * fast ones each get their gradients checked. */
 START_TEST(test_gradcheck_binary_ops) {
     const BinaryFn fns[] = {tensor_add, tensor_sub, tensor_mul, tensor_div};
     const char *names[] = {"add", "sub", "mul", "div"};
-    for (int k = 0; k < 4; k++) {
-        gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(2, 3), 1);
-        gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(3), 2);
-        gradcheck_binary(fns[k], names[k], DIMS(3), DIMS(2, 3), 3);
-        gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3), DIMS(4, 3), 4);
-        gradcheck_binary(fns[k], names[k], DIMS(3, 1), DIMS(1, 4), 5);
-        gradcheck_binary(fns[k], names[k], NULL, 0, DIMS(2, 2), 6);
-        gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3, 1), DIMS(2, 1, 2), 7);
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        use_kernels(*mode);
+        for (int k = 0; k < 4; k++) {
+            gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(2, 3), 1);
+            gradcheck_binary(fns[k], names[k], DIMS(2, 3), DIMS(3), 2);
+            gradcheck_binary(fns[k], names[k], DIMS(3), DIMS(2, 3), 3);
+            gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3), DIMS(4, 3), 4);
+            gradcheck_binary(fns[k], names[k], DIMS(3, 1), DIMS(1, 4), 5);
+            gradcheck_binary(fns[k], names[k], NULL, 0, DIMS(2, 2), 6);
+            gradcheck_binary(fns[k], names[k], DIMS(2, 1, 3, 1), DIMS(2, 1, 2), 7);
+        }
     }
 }
 END_TEST

@@ -125,8 +125,19 @@ START_TEST(test_reshape_reinterprets) {
     EXPECT_SHAPE(tensor_reshape(x, DIMS(3, -1, 1)), DIMS(3, 2, 1), "reshape to (3,-1,1)");
     EXPECT_SHAPE(tensor_reshape(tensor_scalar(test_ctx, 5), DIMS(1, 1)), DIMS(1, 1), "a scalar to (1,1)");
     ck_assert_int_eq(EXPECT_OK(tensor_reshape(tensor_from(test_ctx, DIMS(1), VALUES(5)), NULL, 0))->rank, 0);
-    /* the permuted view cannot be reinterpreted as (6,) in place: reshape copies */
+    /* dims of size 1 added or dropped: still a view, also of a view that is not contiguous */
     Tensor *y = tensor_permute(x, AXES(1, 0));
+    const int64_t with_ones[][4] = {{3, 1, 2}, {1, 3, 2}, {3, 2, 1}, {1, 3, 1, 2}};
+    const int with_ones_rank[] = {3, 3, 3, 4};
+    for (int k = 0; k < 4; k++) {
+        Tensor *c = EXPECT_OK(tensor_reshape(x, with_ones[k], with_ones_rank[k]));
+        Tensor *v = EXPECT_OK(tensor_reshape(y, with_ones[k], with_ones_rank[k]));
+        ck_assert_msg(c->storage == x->storage && v->storage == x->storage,
+                      "reshape %d: a reshape that adds dims of size 1 copied (contiguous: %s, permuted: %s)", k,
+                      c->storage == x->storage ? "a view" : "a copy", v->storage == x->storage ? "a view" : "a copy");
+        EXPECT_VALUES(v, VALUES(1, 4, 2, 5, 3, 6), 0, "reshape of the permuted view with dims of size 1");
+    }
+    /* the permuted view cannot be reinterpreted as (6,) in place: reshape copies */
     Tensor *flat = EXPECT_OK(tensor_reshape(y, DIMS(6)));
     ck_assert_ptr_ne(flat->storage, x->storage);
     EXPECT_VALUES(flat, VALUES(1, 4, 2, 5, 3, 6), 0, "reshape of a permuted view");

@@ -49,6 +49,10 @@ START_TEST(test_mark_and_reset) {
     /* d/dw sum(3w (w + 1)) = 6w + 3, 50 times over */
     EXPECT_VALUES(tensor_grad(w), VALUES(50 * 9, 50 * 15), 1e-3f, "the kept gradient, accumulated over 50 steps");
     EXPECT_VALUES(w, VALUES(1, 2), 0, "a parameter made before the mark");
+    /* every gradient zeroed right after a reset: only the tensors that live on are walked (a
+     * header of the step, in memory the reset took back, would be reported under SANITIZE=1) */
+    ctx_zero_grads(ctx);
+    EXPECT_VALUES(tensor_grad(w), VALUES(0, 0), 0, "the kept gradient after ctx_zero_grads");
 
     /* a gradient made after the mark is dropped with the step */
     Tensor *late = tensor_requires_grad(tensor_from(ctx, DIMS(1), VALUES(4)));
@@ -399,6 +403,18 @@ START_TEST(test_words) {
     batch_sample(&w.train, 3, 4, &rng, x, y);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) ck_assert_int_eq(y[i * 4 + j], x[i * 4 + j + 1]);
+    /* every window of the stream is drawn, the last one too, and none past it: from 7 tokens
+     * (0..6), windows of T = 4 start at 0, 1 or 2 */
+    TokenStream counting = {(int64_t[]){0, 1, 2, 3, 4, 5, 6}, 7, 7};
+    bool drawn[3] = {false, false, false};
+    for (int k = 0; k < 200; k++) {
+        ck_assert_int_eq(batch_sample(&counting, 1, 4, &rng, x, y), 0);
+        ck_assert_msg(x[0] >= 0 && x[0] <= 2, "a window of 4 of 7 tokens starts at %lld", (long long)x[0]);
+        for (int j = 0; j < 4; j++) ck_assert(x[j] == x[0] + j && y[j] == x[0] + j + 1);
+        drawn[x[0]] = true;
+    }
+    ck_assert_msg(drawn[0] && drawn[1] && drawn[2], "in 200 draws, windows started at 0: %d, 1: %d, 2: %d", drawn[0],
+                  drawn[1], drawn[2]);
     words_free(&w);
     unlink(path);
     ck_assert_int_eq(words_load(&w, "/nonexistent/words", 1), -1);
@@ -424,14 +440,20 @@ START_TEST(test_model_eval) {
     ctx_mark(test_ctx);
     int64_t tokens[11] = {0, 3, 1, 20, 0, 4, 15, 7, 0, 1, 0};
     TokenStream s = {tokens, 11, 3};
-    double got = model_eval(&m, &s, 1, 0);
     /* by hand: windows [0,4), [4,8) and the 2 pairs left over */
     double sum = 0.0;
     for (int64_t start = 0; start < 10; start += 4) {
         int64_t len = 10 - start < 4 ? 10 - start : 4;
         sum += (double)tensor_item(model_loss(&m, tokens + start, tokens + start + 1, 1, len)) * (double)len;
     }
-    ck_assert_msg(fabs(got - sum / 10.0) < 1e-6, "model_eval gave %g, the mean over every pair is %g", got, sum / 10.0);
+    /* in batches of one window, of two, and of more windows than there are (a last batch that
+     * is not full must count, as must the pairs after the last full window) */
+    const int64_t batches[] = {1, 2, 3, 64};
+    for (int k = 0; k < 4; k++) {
+        double got = model_eval(&m, &s, batches[k], 0);
+        ck_assert_msg(fabs(got - sum / 10.0) < 1e-6, "model_eval in batches of %lld gave %g, the mean over every pair is %g",
+                      (long long)batches[k], got, sum / 10.0);
+    }
 }
 END_TEST
 
