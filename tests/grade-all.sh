@@ -67,8 +67,8 @@ for sub in "$submissions"/*/; do
     sh tests/grade.sh --submission "$sub" --name "$student" --results "$out/$student/results.json" \
         ${lesson:+--lesson "$lesson"} >"$out/$student/report.txt" 2>&1
     code=$?
-    if [ $code -eq 2 ] && grep -q "refusing to grade for credit" "$out/$student/report.txt"; then
-        cat "$out/$student/report.txt" >&2 # no isolation here: the same for every student
+    if [ $code -eq 2 ] && grep -q -e "refusing to grade for credit" -e "the sandbox cannot reach the staging" "$out/$student/report.txt"; then
+        cat "$out/$student/report.txt" >&2 # no isolation, or no stage it can reach: the same for every student
         rm -rf "${out:?}/${student:?}"
         exit 2
     fi

@@ -170,6 +170,17 @@ trap 'exit 2' INT TERM
 chmod 755 "$stage"
 mkdir -p "$stage/lib"
 cp "$build/libcourse.a" "$RUNNER_OBJ" "$stage/lib/"
+# Before anyone is graded: the sandbox starts here and reads the stage. It runs as a user of its
+# own (uid 65534), who cannot reach a stage below a directory only the grader may enter (TMPDIR
+# inside a mode-700 directory); every exercise would then read "did not compile", the grader's
+# failure reported as the student's.
+mkdir -p "$stage/src" "$stage/check"
+if ! "$sandbox" run --profile compile --ro "$stage/src" --ro "$stage/lib" --scratch "$stage/check" \
+    --scratch-size 1048576 --chdir "$stage/src" --time 10 --memory 268435456 --output 65536 \
+    -- /bin/sh -c 'test -r "$0"' "$stage/lib/libcourse.a" </dev/null >"$work/sandbox-check.log" 2>&1; then
+    not_graded "the sandbox cannot reach the staging directory $stage ($(tr '\n' ' ' <"$work/sandbox-check.log" |
+        cut -c1-200)): its user must be able to enter every directory above it; set TMPDIR to a directory that is (TMPDIR=/tmp)"
+fi
 
 # For the instructor: which functions of the course's library each exercise calls, directly or
 # through the file's own helpers. Some exercises are compositions of library ops (2.1, 2.4,

@@ -485,6 +485,26 @@ check "time: a compile that does not end is stopped at the budget (took $took s,
     sh -c "[ $took -lt 20 ] && grep -q 'the compiler did not finish within [1-4] s' '$fixtures/grader-slow-compile.txt' &&
         grep -q -E '^  2.1 .* not run$' '$fixtures/grader-slow-compile.txt'"
 
+# ---- a staging place the sandbox cannot reach: not graded, before anyone is -------------------
+# (TMPDIR inside a directory only the grader may enter: the sandbox's user cannot reach the stage)
+mkdir -p "$fixtures/private/tmp" "$fixtures/private-many/alice"
+chmod 700 "$fixtures/private"
+cp -R "$fixtures/correct/lessons" "$fixtures/private-many/alice/"
+(TMPDIR=$fixtures/private/tmp && export TMPDIR && grade grader-private "$fixtures/correct" --lesson 1)
+code=$?
+show=$fixtures/grader-private.txt
+check "private TMPDIR: honest work is not graded 0 but not graded at all (exit 2), naming the cause and the fix" \
+    sh -c "[ $code -eq 2 ] && grep -q 'the sandbox cannot reach the staging directory' '$show' && grep -q 'set TMPDIR to' '$show' &&
+        ! grep -q -e 'did not compile' -e 'total' '$show'"
+TMPDIR=$fixtures/private/tmp BUILD=$build MAKE=$make sh tests/grade-all.sh --submissions "$fixtures/private-many" \
+    --out "$fixtures/gradebook-private" >"$fixtures/grade-all-private.txt" 2>&1
+code=$?
+show=$fixtures/grade-all-private.txt
+check "private TMPDIR: grade-all stops (exit 2) and writes no gradebook, no zero" \
+    sh -c "[ $code -eq 2 ] && grep -q 'the sandbox cannot reach the staging directory' '$show' &&
+        [ ! -e '$fixtures/gradebook-private/gradebook.csv' ]"
+chmod 755 "$fixtures/private"
+
 # ---- many submissions ------------------------------------------------------------------------
 many=$fixtures/many
 mkdir -p "$many"
