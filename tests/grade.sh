@@ -356,16 +356,21 @@ $line
 EOF
         # what the runner's output says about a crash or a memory error
         case $kind in
+        # (each line taken from the log is cut to 1000 bytes first: the runner writes the log, and
+        # the shell's ${x#*pattern} on a line of 200 KB took over a minute)
         crashed)
-            if assertion=$(grep -a -m 1 "Assertion .* failed" "$out/$id.log"); then
+            assertion=$(grep -a -m 1 "Assertion .* failed" "$out/$id.log" | cut -c 1-1000)
+            corruption=$(grep -a -m 1 -E '^(free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_[a-z]+)\(\): |^double free|^corrupted ' "$out/$id.log" | cut -c 1-1000)
+            if [ -n "$assertion" ]; then
                 message="$message. Here an assert failed: ${assertion#*runner: }"
-            elif corruption=$(grep -a -m 1 -E '^(free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_[a-z]+)\(\): |^double free|^corrupted ' "$out/$id.log"); then
+            elif [ -n "$corruption" ]; then
                 message="$message. Here the C library found the heap corrupted: $corruption"
             fi ;;
         memory)
+            summary=$(grep -a -m 1 '^SUMMARY: ' "$out/$id.log" | cut -c 1-1000)
             if report=$(sanitizer_report "$out/$id.log"); then
-                message="$report (found by the sanitizers; their whole report is in the test's output)"
-            elif summary=$(grep -a -m 1 '^SUMMARY: ' "$out/$id.log"); then
+                message="$(printf '%s' "$report" | cut -c 1-1000) (found by the sanitizers; their whole report is in the test's output)"
+            elif [ -n "$summary" ]; then
                 message="$message: ${summary#SUMMARY: }"
             fi ;;
         esac

@@ -463,6 +463,28 @@ show=$fixtures/grader-test-loop.txt
 check "time: past the first try, a test that loops is stopped at 5 s, and the exercise at 3 + 5 per test (took $took s)" \
     sh -c "grep -q -E '^  1.2 .* timed out$' '$fixtures/grader-test-loop.txt' && grep -q 'did not finish within 5 s' '$fixtures/grader-test-loop.txt' &&
         [ $took -ge 5 ] && [ $took -le 25 ]"
+# a runner that prints one line of 300 KB shaped like a failed assert, then aborts: the grader
+# reads a bounded piece of it (the shell's ${x#*runner: } on the whole line, where the pattern
+# is nowhere, took over a minute)
+mkdir -p "$fixtures/long-line/lessons/1-broadcast"
+{
+    echo '#include <stdio.h>'
+    echo '#include <stdlib.h>'
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
+    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
+    echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
+    echo '    for (int i = 0; i < 300000; i++) fputc(i % 64 ? 65 + i % 26 : 58, stderr);'
+    echo '    fputs(" Assertion 1 failed.\n", stderr);'
+    echo '    abort();'
+    echo '}'
+} >"$fixtures/long-line/lessons/1-broadcast/exercises.c"
+began=$(date +%s)
+grade grader-long-line "$fixtures/long-line" --exercise 1.2
+took=$(elapsed "$began")
+show=$fixtures/grader-long-line.txt
+check "time: a runner that prints a 300 KB assert line crashes, reported in a bounded message, in 10 s (took $took s; 21 s before)" \
+    sh -c "grep -q -E '^  1.2 .* crashed' '$show' && grep -q 'Here an assert failed' '$show' && [ $took -le 10 ] &&
+        [ \$(wc -c <'$show') -lt 20000 ]"
 # a compile that writes a 300 MB object: over the 256 MiB a file may have
 mkdir -p "$fixtures/big-object/lessons/1-broadcast"
 { printf '__asm__(".section .rodata\\n.fill 300000000, 1, 0\\n.previous");\n'; sh tests/stubs.sh lessons/1-broadcast/exercises.h; } \
