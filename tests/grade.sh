@@ -192,6 +192,24 @@ plumbing=" ctx_new ctx_free ctx_alloc ctx_bytes tensor_numel tensor_data tensor_
 nm --defined-only -g "$build/libcourse.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u |
     while IFS= read -r symbol; do case $plumbing in *" $symbol "* | *"$tab$symbol "*) ;; *) echo "$symbol" ;; esac; done \
     >"$work/library.txt"
+# OBJDUMP -rt: the file's data as pseudo-functions for library_calls: each data section (and each
+# object defined in one) "calls" what its relocations point at, so that a library function
+# reached through a pointer stored in data (a variable, a table) is found as a call is: the
+# code's reference to the section or the object, then the section's reference to the function.
+data_references() {
+    LC_ALL=C awk '
+        /^SYMBOL TABLE:/ { mode = "symbols"; next }
+        /^RELOCATION RECORDS FOR \[/ {
+            section = $4; sub(/^\[/, "", section); sub(/\]:?$/, "", section)
+            mode = section ~ /^\.(data|rodata|bss|tbss|tdata)/ ? "data" : ""
+            if (mode == "data") printf "0000000000000000 <%s>:\n", section
+            next
+        }
+        mode == "symbols" && NF >= 5 && $(NF - 2) ~ /^\.(data|rodata|bss|tbss|tdata)/ && $NF !~ /^\./ {
+            printf "0000000000000000 <%s>:\n   0: R_X86_64_NONE %s\n", $NF, $(NF - 2)
+        }
+        mode == "data" && $2 ~ /^R_/ { printf "   0: %s %s\n", $2, $3 }' "$1"
+}
 library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise function that calls the library
     LIBRARY="$work/library.txt" awk '
         BEGIN { while ((getline s < ENVIRON["LIBRARY"]) > 0) library[s] = 1 }
@@ -325,6 +343,8 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         else
             chmod 755 "$lesson_stage/runner"
             in_sandbox 60 67108864 /usr/bin/objdump -dr "$lesson_stage/exercises.o" 2>/dev/null >"$out/disassembly.txt"
+            in_sandbox 60 67108864 /usr/bin/objdump -rt "$lesson_stage/exercises.o" 2>/dev/null >"$out/relocations.txt"
+            data_references "$out/relocations.txt" >>"$out/disassembly.txt"
             library_calls "$out/disassembly.txt" >>"$work/notes.tsv"
         fi
     fi

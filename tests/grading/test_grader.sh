@@ -353,6 +353,10 @@ grade grader-library tests/grading/fixtures/library
 check "library: calling broadcast_shapes passes 1.2 ..." row "$fixtures/grader-library.txt" 1.2 "passed$"
 check "library: ... and the report notes the call, naming the exercise" \
     has "$fixtures/grader-library.txt" "note: 1.2 (ex1_2_broadcast_shapes) calls the course's library: broadcast_shapes"
+check "library: 1.3 through a pointer kept in data, and 1.4 through a table, pass and are noted" \
+    sh -c "grep -q -E '^  1.3 .* passed$' '$fixtures/grader-library.txt' && grep -q -E '^  1.4 .* passed$' '$fixtures/grader-library.txt' &&
+        grep -q \"note: 1.3 (ex1_3_broadcast_strides) calls the course's library: broadcast_strides\" '$fixtures/grader-library.txt' &&
+        grep -q \"note: 1.4 (ex1_4_broadcast_map) calls the course's library: broadcast_map\" '$fixtures/grader-library.txt'"
 check "library: 4.4 through common/'s strided iterator, in a helper, is noted" \
     has "$fixtures/grader-library.txt" "note: 4.4 (ex4_4_contiguous_copy) calls the course's library: .*nditer_init"
 
@@ -474,7 +478,8 @@ mkdir -p "$fixtures/long-line/lessons/1-broadcast"
     echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
     echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
     echo '    for (int i = 0; i < 300000; i++) fputc(i % 64 ? 65 + i % 26 : 58, stderr);'
-    echo '    fputs(" Assertion 1 failed.\n", stderr);'
+    echo '    fputs(" Assertion 1 failed.", stderr);'
+    echo '    fputc(10, stderr);'
     echo '    abort();'
     echo '}'
 } >"$fixtures/long-line/lessons/1-broadcast/exercises.c"
