@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -106,8 +107,19 @@ static void start_runner(void) {
 
 void remote_shutdown(void) {
     if (runner.owner != getpid() || runner.launcher <= 0) return;
-    kill(runner.launcher, SIGKILL);
-    while (waitpid(runner.launcher, NULL, 0) < 0 && errno == EINTR) {
+    /* SIGTERM first: the sandbox then sweeps every process of the run (under a uid of its own,
+     * only it can); SIGKILL if it has not finished within a second */
+    kill(runner.launcher, SIGTERM);
+    bool gone = false;
+    for (int tick = 0; tick < 100 && !gone; tick++) {
+        pid_t r = waitpid(runner.launcher, NULL, WNOHANG);
+        gone = r == runner.launcher || (r < 0 && errno != EINTR);
+        if (!gone) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    if (!gone) {
+        kill(runner.launcher, SIGKILL);
+        while (waitpid(runner.launcher, NULL, 0) < 0 && errno == EINTR) {
+        }
     }
     close(runner.calls), close(runner.replies), close(runner.status);
     runner.launcher = 0, runner.calls = runner.replies = runner.status = -1;

@@ -317,7 +317,7 @@ static void bind_system(char **argv, int *n, int max) {
     }
 }
 
-static void exec_in_sandbox(Mode mode, const Options *o, int out_fd, int err_fd) {
+static void exec_in_sandbox(Mode mode, const Options *o, int out_fd, int err_fd, pid_t relay) {
     /* descriptors: stdin /dev/null, stdout and stderr to the relay, the kept ones, nothing else */
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(EXIT_SANDBOX);
@@ -334,6 +334,10 @@ static void exec_in_sandbox(Mode mode, const Options *o, int out_fd, int err_fd)
                 fail("cannot hand %s to user %u: %s", o->scratch[i], (unsigned)run_uid, strerror(errno));
         if (!drop_to_run_uid()) fail("cannot become user %u: %s", (unsigned)run_uid, strerror(errno));
         dropped = true;
+        /* a change of user clears the death signal: set it again, and if the relay died in
+         * between, go now */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != relay) _exit(EXIT_SANDBOX);
     }
     /* under uid the process count is capped (it counts every process of the run's user); a pid
      * namespace contains its processes by itself, and the kernel counts them differently there */
@@ -427,15 +431,29 @@ static void sweep(Mode mode, pid_t child) {
     exited_zero(reaper);
 }
 
+/* Set by SIGTERM, SIGINT and SIGHUP, and by the death of the relay's parent (the judge): the
+ * relay stops relaying and sweeps, as at the time limit, so that nothing of the run outlives
+ * it. (A SIGKILL cannot be caught: the runner's own death signal covers that, and the sweep of
+ * a user's processes needs the relay alive.) */
+static volatile sig_atomic_t stopping;
+static void stop_relay(int sig) { (void)sig, stopping = 1; }
+
 static int run(Mode mode, const Options *o) {
     int out[2], err[2];
     if (pipe(out) != 0 || pipe(err) != 0) fail("pipe: %s", strerror(errno));
+    struct sigaction stop = {.sa_handler = stop_relay}; /* no SA_RESTART: poll returns */
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, NULL), sigaction(SIGINT, &stop, NULL), sigaction(SIGHUP, &stop, NULL);
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) stopping = 1; /* the parent died before that */
     fflush(NULL);
-    pid_t child = fork();
+    pid_t relay = getpid(), child = fork();
     if (child < 0) fail("fork: %s", strerror(errno));
     if (child == 0) {
         close(out[0]), close(err[0]);
-        exec_in_sandbox(mode, o, out[1], err[1]);
+        signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+        exec_in_sandbox(mode, o, out[1], err[1], relay);
     }
     close(out[1]), close(err[1]);
     for (int k = 0; k < o->n_keep; k++) close(o->keep[k]); /* the program's now: its end of a pipe must see EOF */
@@ -445,7 +463,7 @@ static int run(Mode mode, const Options *o) {
     int status = 0;
     struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     int open_fds = 2;
-    while (open_fds > 0 || !exited) {
+    while ((open_fds > 0 || !exited) && !stopping) {
         if (!exited) {
             pid_t r = waitpid(child, &status, WNOHANG);
             if (r == child) exited = true;

@@ -85,6 +85,32 @@ mkdir -p "$fixtures/includes/lessons/4-permute" "$fixtures/includes/lessons/5-ga
 ln -s "$course/lessons/4-permute/solutions.c" "$fixtures/includes/lessons/4-permute/exercises.c"
 echo '#include "bmm.h"' >"$fixtures/includes/lessons/5-gather/exercises.c" # lesson 6's header, in lesson 5
 
+# a runner that hangs in 1.2's probe (pause, forever) after starting a process of its own that
+# ignores the polite signals in a session of its own (the runner's filter may refuse the fork)
+mkdir -p "$fixtures/hang/lessons/1-broadcast"
+{
+    echo '#include <signal.h>'
+    echo '#include <unistd.h>'
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
+    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
+    echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
+    echo '    if (fork() == 0) {'
+    echo '        setsid();'
+    echo '        signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);'
+    echo '        execl("/bin/sleep", "grader-hang-child", "60", (char *)0);'
+    echo '        _exit(0);'
+    echo '    }'
+    echo '    signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);'
+    echo '    for (;;) pause();'
+    echo '}'
+} >"$fixtures/hang/lessons/1-broadcast/exercises.c"
+# [MODE]: the processes of a grading left once grade.sh has returned (its runners, a child of
+# theirs, and, under uid, any process of a run's own user: 0x70000000 and up)
+survivors() {
+    ps -eo uid=,pid=,stat=,args= 2>/dev/null |
+        awk '$3 !~ /^Z/ && ($1 >= 1879048192 || /course-grade\.[A-Za-z0-9]*\/lesson[0-9]\/runner|grader-hang-chil[d]/) { print $2 }'
+}
+
 # ---- all correct ---------------------------------------------------------------------------
 grade grader-correct "$fixtures/correct"
 check "all correct: exit status 0" test $? -eq 0
@@ -170,6 +196,10 @@ if [ "$(id -u)" = 0 ]; then
         --exercise 1.2 >"$fixtures/grader-uid-includes.txt" 2>&1
     GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission tests/grading/fixtures/mixed --name grader-uid-mixed \
         >"$fixtures/grader-uid-mixed.txt" 2>&1
+    GRADE_SANDBOX=uid BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/hang" --name grader-uid-hang \
+        --exercise 1.2 >"$fixtures/grader-uid-hang.txt" 2>&1
+    sleep 1
+    left=$(survivors | tr '\n' ' ')
     chmod "$course_mode" "$course"
     show=$fixtures/grader-uid.txt
     check "uid: with them hidden, the solutions get full marks (exit 0)" \
@@ -188,9 +218,22 @@ if [ "$(id -u)" = 0 ]; then
         sh -c "grep -q -E '^  1.3 .* crashed: signal 11' '$fixtures/grader-uid-mixed.txt' && grep -q -E '^  1.4 .* timed out$' '$fixtures/grader-uid-mixed.txt' &&
             grep -q -E '^  1.5 .* exited early$' '$fixtures/grader-uid-mixed.txt' && grep -q -E '^  2.2 .* too much output$' '$fixtures/grader-uid-mixed.txt' &&
             grep -q -E '^  2.1 .* crashed: signal 6' '$fixtures/grader-uid-mixed.txt' && grep -q '^  total  *6 / ' '$fixtures/grader-uid-mixed.txt'"
+    # (a uid's death signal was cleared by the change of user, and its sandbox was killed before
+    # it could sweep: the runner lived on, as the run's user, after grading)
+    show=$fixtures/grader-uid-hang.txt
+    check "uid: a runner that hangs in the probe, ignoring signals, is gone when grade.sh returns: no process of a run's user (left: ${left:-none})" \
+        sh -c "grep -q -E '^  1.2 .* timed out$' '$show' && [ -z '$left' ]"
 else
     echo "skip - the uid sandbox (needs root)"
 fi
+
+# ---- nothing of a grading outlives it ---------------------------------------------------------
+grade grader-hang "$fixtures/hang" --exercise 1.2
+sleep 1
+left=$(survivors | tr '\n' ' ')
+show=$fixtures/grader-hang.txt
+check "processes: a runner that hangs in the probe, ignoring signals, and its child are gone when grade.sh returns (left: ${left:-none})" \
+    sh -c "grep -q -E '^  1.2 .* timed out$' '$show' && [ -z '$left' ]"
 
 # ---- all TODO ------------------------------------------------------------------------------
 grade grader-stubs "$fixtures/stubs"
