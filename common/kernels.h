@@ -15,16 +15,17 @@
  * kernel or at the fast one (kernels.c says which, for each setting). A fast kernel that
  * cannot take an input (a layout it has no loop for, memory it cannot get) hands it to the
  * reference kernel, with the same arguments, and nothing else happens: the results are the
- * reference's, up to the order in which sums are added (docs/0-foundations.md, "The seam").
+ * reference's, up to the order in which sums are added (docs/0-foundations.md, "Reference and fast paths: the seam").
  * Kernels trust their arguments: the op has checked them. They are not part of the library's
  * API (docs/bad-inputs.md): call the ops.
  *
  * Which kernels run is the environment variable COURSE_KERNELS, read once, at the first call:
  *   reference   every entry is the reference kernel: every op runs the chapter's loop
- *   portable    the fast kernels that are plain C, the same on every CPU
- *   native      (or unset) the fast kernels with this CPU's vector instructions too: AVX2 and
- *               FMA on x86-64 where it has them (and AVX-512 in lesson 6's matmul); on other
- *               CPUs, the same as portable
+ *   portable    the fast kernels, their vector code compiled for the CPU family's baseline
+ *               (SSE2 on x86-64, NEON on aarch64): the same code on every CPU
+ *   native      (or unset) the same fast kernels, their vector code compiled for this CPU's
+ *               instructions: AVX2 and FMA on x86-64 where it has them (and AVX-512 in lesson
+ *               6's matmul); on other CPUs, the same as portable
  *   avx2        native, but never AVX-512 (what a CPU without it would run)
  * Any other value is reported once on stderr and runs the reference.
  */

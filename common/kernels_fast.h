@@ -15,13 +15,13 @@
 StridedKernel strided_copy_fast, strided_accumulate_fast; /* common/tensor_fast.c */
 BinaryKernel binary_fast;                                 /* lessons/1-broadcast/broadcast_fast.c */
 BinaryBackwardKernel binary_backward_fast;
-SoftmaxRowsKernel softmax_rows_fast;                      /* lessons/3-softmax/softmax_fast.c (native only) */
+SoftmaxRowsKernel softmax_rows_fast;                      /* lessons/3-softmax/softmax_fast.c */
 CrossEntropyKernel cross_entropy_fast;
 GatherRowsKernel gather_rows_fast;                        /* lessons/5-gather/gather_fast.c */
 MatmulKernel matmul_fast;                                 /* lessons/6-bmm/gemm.c */
 GeluKernel gelu_fast;                                     /* lessons/7-train/train_fast.c */
 GeluBackwardKernel gelu_backward_fast;
-AdamWKernel adamw_fast;                                   /* (native only) */
+AdamWKernel adamw_fast;
 
 /* ==== shared by the fast kernels (common/tensor_fast.c) ===================================== */
 
