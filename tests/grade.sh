@@ -274,6 +274,17 @@ sanitizer_report() {
 }
 
 elapsed() { echo $(($(date +%s) - start)); } # seconds since grading began (start: below)
+# FILE: what is kept on disk of a log the student's code wrote (a test's output, the compiler's
+# and linker's messages, the disassembly): once the grader has read it, at most 256 KB, its
+# first 192 KB and its last 64 KB, and a line in between saying how much was cut. A runner's
+# output is capped at 1 MB, but an exercise's log holds one runner per test.
+trim_log() {
+    size=$(wc -c <"$1" 2>/dev/null) || return 0
+    [ "$size" -le 262144 ] && return 0
+    { head -c 196608 "$1"
+      printf '\n[... grade.sh kept 256 KB of this log: %s bytes cut here ...]\n' $((size - 262144))
+      tail -c 65536 "$1"; } >"$1.kept" && mv "$1.kept" "$1"
+}
 in_sandbox() { # SECONDS OUTPUT-LIMIT COMMAND...: the compile profile, seeing the stage read-only and LESSON_DIR/work
     seconds=$1 limit=$2
     shift 2
@@ -347,6 +358,7 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
             data_references "$out/relocations.txt" >>"$out/disassembly.txt"
             library_calls "$out/disassembly.txt" >>"$work/notes.tsv"
         fi
+        for kept in compile.log link.log disassembly.txt relocations.txt; do trim_log "$out/$kept"; done
     fi
 
     while IFS="$tab" read -r id points title; do
@@ -398,6 +410,7 @@ EOF
         case $kind in passed | todo | wrong) ;; *) log="the test's output: $out/$id.log" ;; esac
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$points" "$kind" "$title" "$(printf '%s' "$message" | tr '\t\n' '  ' |
             cut -c 1-600)" "$log" >>"$rows"
+        trim_log "$out/$id.log"
     done <"$out/list.tsv"
 done
 [ -s "$rows" ] || not_graded "no exercise could be graded (see $work)"
