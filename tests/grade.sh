@@ -279,7 +279,8 @@ elapsed() { echo $(($(date +%s) - start)); } # seconds since grading began (star
 # first 192 KB and its last 64 KB, and a line in between saying how much was cut. A runner's
 # output is capped at 1 MB, but an exercise's log holds one runner per test.
 trim_log() {
-    size=$(wc -c <"$1" 2>/dev/null) || return 0
+    [ -f "$1" ] || return 0 # (link.log and the rest exist only past the compile)
+    size=$(wc -c <"$1")
     [ "$size" -le 262144 ] && return 0
     { head -c 196608 "$1"
       printf '\n[... grade.sh kept 256 KB of this log: %s bytes cut here ...]\n' $((size - 262144))

@@ -260,6 +260,8 @@ check "mixed: 2.1 crashed, naming signal 6 (abort)" row "$table" 2.1 "crashed: s
 check "mixed: abort() is explained as an assert or a corrupted heap" \
     has "$table" "abort() was called: an assert() failed, or the C library found the heap corrupted"
 check "mixed: 2.2 too much output" row "$table" 2.2 "too much output$"
+check "mixed: the report holds no message of the grader's own shell (a lesson that did not compile has no link.log)" \
+    sh -c "! grep -q -E '(^|/)grade\.sh: [0-9]+: ' '$table'"
 check "mixed: of 2.2's output (1 MB from each of its runners) 256 KB is kept, saying how much was cut" \
     sh -c "[ \$(wc -c <'$build/grade/grader-mixed/lesson2/2.2.log') -le 262400 ] &&
         grep -q 'grade.sh kept 256 KB of this log: [0-9]* bytes cut here' '$build/grade/grader-mixed/lesson2/2.2.log'"
