@@ -14,8 +14,7 @@
 static Kernels table;
 static KernelMode mode;
 static bool avx512;
-static bool filled;
-static const char *setting_used;
+static const char *setting_used; /* NULL until the table is filled */
 
 static void fill(KernelMode want) {
     /* reference: every op runs the chapter's loop */
@@ -70,7 +69,6 @@ const char *kernels_use(const char *setting) {
         }
     }
     avx512 = mode == KERNELS_NATIVE && native && platform_has_avx512();
-    filled = true;
     return kernels_name();
 }
 
@@ -79,7 +77,7 @@ const char *kernels_setting(void) { return kernels(), setting_used; }
 /* Read once: the table is filled before any thread of the program's can ask (the course's
  * programs start none), and kernels_use is for tests and benchmarks. */
 const Kernels *kernels(void) {
-    if (!filled) kernels_use(getenv("COURSE_KERNELS"));
+    if (!setting_used) kernels_use(getenv("COURSE_KERNELS"));
     return &table;
 }
 

@@ -72,9 +72,10 @@ double kernels_sum(const float *x, int64_t n);
  * on, such a result is not in the cache when it is read next anyway. */
 #define KERNELS_STREAM_BYTES (16 << 20)
 
-/* dst[i] = src[i] for i < n with streaming stores (x86-64 under native, dst on 16 bytes, n a
- * multiple of 4; else memcpy). After the last one, and before anything reads dst, call
- * kernels_stream_end(). n <= 0 copies nothing; a NULL dst or src records an error. */
+/* dst[i] = src[i] for i < n with streaming stores (x86-64, dst on 16 bytes, n a multiple of 4;
+ * else memcpy). For fast kernels that found kernels_mode() to be KERNELS_NATIVE: it does not
+ * ask again, since it is called once per row. After the last one, and before anything reads
+ * dst, call kernels_stream_end(). n <= 0 copies nothing; a NULL dst or src records an error. */
 void kernels_copy_stream(float *dst, const float *src, int64_t n);
 void kernels_stream_end(void);
 

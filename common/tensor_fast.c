@@ -461,7 +461,7 @@ const float *kernels_contiguous(const Tensor *x, float *space) {
 void kernels_copy_stream(float *dst, const float *src, int64_t n) {
     if (n > 0 && (!dst || !src))
         return (void)tensor_set_error("kernels_copy_stream: dst and src must not be NULL for %lld floats", (long long)n);
-    if (n > 0 && !(kernels_mode() == KERNELS_NATIVE && platform_stream_copy(dst, src, n)))
+    if (n > 0 && !platform_stream_copy(dst, src, n))
         memcpy(dst, src, (size_t)n * sizeof *dst);
 }
 

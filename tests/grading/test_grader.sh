@@ -87,23 +87,31 @@ echo '#include "bmm.h"' >"$fixtures/includes/lessons/5-gather/exercises.c" # les
 
 # a runner that hangs in 1.2's probe (pause, forever) after starting a process of its own that
 # ignores the polite signals in a session of its own (the runner's filter may refuse the fork)
-mkdir -p "$fixtures/hang/lessons/1-broadcast"
-{
-    echo '#include <signal.h>'
-    echo '#include <unistd.h>'
-    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
-    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
-    echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
-    echo '    if (fork() == 0) {'
-    echo '        setsid();'
-    echo '        signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);'
-    echo '        execl("/bin/sleep", "grader-hang-child", "60", (char *)0);'
-    echo '        _exit(0);'
-    echo '    }'
-    echo '    signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);'
-    echo '    for (;;) pause();'
-    echo '}'
-} >"$fixtures/hang/lessons/1-broadcast/exercises.c"
+# NAME [HEADER...]: a submission $fixtures/NAME whose lesson 1 is the stubs, but for 1.2, whose
+# body is read from standard input (the C library's HEADERs included first)
+ex1_2_submission() {
+    sub_name=$1
+    shift
+    mkdir -p "$fixtures/$sub_name/lessons/1-broadcast"
+    {
+        for header in "$@"; do echo "#include <$header>"; done
+        sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
+        echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
+        cat
+        echo '}'
+    } >"$fixtures/$sub_name/lessons/1-broadcast/exercises.c"
+}
+ex1_2_submission hang signal.h unistd.h <<'EOF'
+    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;
+    if (fork() == 0) {
+        setsid();
+        signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);
+        execl("/bin/sleep", "grader-hang-child", "60", (char *)0);
+        _exit(0);
+    }
+    signal(SIGTERM, SIG_IGN), signal(SIGHUP, SIG_IGN), signal(SIGINT, SIG_IGN);
+    for (;;) pause();
+EOF
 # [MODE]: the processes of a grading left once grade.sh has returned (its runners, a child of
 # theirs, and, under uid, any process of a run's own user: 0x70000000 and up)
 survivors() {
@@ -495,19 +503,15 @@ GRADE_TIME_BUDGET=2 BUILD=$build MAKE=$make sh tests/grade.sh --submission tests
 check "time: past GRADE_TIME_BUDGET, the remaining exercises are not run" \
     sh -c "grep -q -E '^  1.5 .* not run$' '$fixtures/grader-budget.txt' && grep -q -E '^  2.4 .* not run$' '$fixtures/grader-budget.txt'"
 # an exercise that answers the first try and then loops in a test: stopped by that test's limit
-mkdir -p "$fixtures/test-loop/lessons/1-broadcast"
-{
-    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
-    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
-    echo '    if (a_rank == 2 && b_rank == 1 && a[0] == 2 && a[1] == 3 && b[0] == 3) { /* the first try: (2,3) and (3,) */'
-    echo '        out[0] = 2, out[1] = 3, *out_rank = 2;'
-    echo '        return 0;'
-    echo '    }'
-    echo '    for (volatile int spin = 1; spin;) {'
-    echo '    }'
-    echo '    return 0;'
-    echo '}'
-} >"$fixtures/test-loop/lessons/1-broadcast/exercises.c"
+ex1_2_submission test-loop <<'EOF'
+    if (a_rank == 2 && b_rank == 1 && a[0] == 2 && a[1] == 3 && b[0] == 3) { /* the first try: (2,3) and (3,) */
+        out[0] = 2, out[1] = 3, *out_rank = 2;
+        return 0;
+    }
+    for (volatile int spin = 1; spin;) {
+    }
+    return 0;
+EOF
 began=$(date +%s)
 grade grader-test-loop "$fixtures/test-loop" --exercise 1.2
 took=$(elapsed "$began")
@@ -518,19 +522,12 @@ check "time: past the first try, a test that loops is stopped at 5 s, and the ex
 # a runner that prints one line of 300 KB shaped like a failed assert, then aborts: the grader
 # reads a bounded piece of it (the shell's ${x#*runner: } on the whole line, where the pattern
 # is nowhere, took over a minute)
-mkdir -p "$fixtures/long-line/lessons/1-broadcast"
-{
-    echo '#include <stdio.h>'
-    echo '#include <stdlib.h>'
-    sh tests/stubs.sh lessons/1-broadcast/exercises.h | sed 's/^int ex1_2_broadcast_shapes(/int ex1_2_stub(/'
-    echo 'int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {'
-    echo '    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;'
-    echo '    for (int i = 0; i < 300000; i++) fputc(i % 64 ? 65 + i % 26 : 58, stderr);'
-    echo '    fputs(" Assertion 1 failed.", stderr);'
-    echo '    fputc(10, stderr);'
-    echo '    abort();'
-    echo '}'
-} >"$fixtures/long-line/lessons/1-broadcast/exercises.c"
+ex1_2_submission long-line stdio.h stdlib.h <<'EOF'
+    (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;
+    for (int i = 0; i < 300000; i++) fputc(i % 64 ? 65 + i % 26 : 58, stderr);
+    fputs(" Assertion 1 failed.\n", stderr);
+    abort();
+EOF
 began=$(date +%s)
 grade grader-long-line "$fixtures/long-line" --exercise 1.2
 took=$(elapsed "$began")
