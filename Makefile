@@ -419,9 +419,10 @@ gradescope:
 	@sh tests/ensure-deps.sh zip
 	@sh tests/gradescope.sh $(BUILD)/gradescope
 
-# make test-grader: the grader's suites: its own tests, the hostile submissions, and the
-# Gradescope zip run end to end (make test runs none of them). CI runs it.
-GRADER_SUITES = test_grader test_hostile test_gradescope
+# make test-grader: the grader's suites: its own tests, the agreement of its verdicts with make
+# test's on known-wrong answers, the hostile submissions, and the Gradescope zip run end to end
+# (make test runs none of them). CI runs it.
+GRADER_SUITES = test_grader test_agreement test_hostile test_gradescope
 test-grader: | deps grader-deps
 	@status=0; for suite in $(GRADER_SUITES); do \
 	    echo "==== the grader: tests/grading/$$suite.sh"; \
@@ -450,7 +451,7 @@ help:
 ifneq ($(wildcard tests/grading),) # the course's repository, not the student handout
 	@echo "make handout         the course without the reference solutions, for students"
 	@echo "make gradescope      the autograder zip for Gradescope (made from the handout)"
-	@echo "make test-grader     the grader's own tests, the hostile submissions, the Gradescope zip end to end"
+	@echo "make test-grader     the grader's own tests, its agreement with make test, the hostile submissions, the Gradescope zip end to end"
 endif
 	@echo "make clean           remove $(BUILD)/"
 	@echo "Lessons:$(foreach d,$(LESSON_DIRS), lesson$(call lesson_number,$(d))=$(call lesson_topic,$(d)))"

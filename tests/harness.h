@@ -144,14 +144,27 @@ bool values_close(const float *got, const float *want, int64_t n, float tol);
 void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, float fill, float tol,
                  const char *what);
 
+/* For an output computed from guarded_input()s that hold no nan: at the first nan where a
+ * number was expected, fails saying that the code read outside its inputs (their guards' nan). */
+void expect_read_inside(const float *got, const float *want, int64_t n, const char *what);
 /* Marks p as a buffer of `bytes` bytes, guard region included, for the next exercise call:
  * when graded, the call's stand-in (tests/remote.h) sends and copies back the whole of it, so
  * that a write past the end, or a read of the guard's nan, shows as it does in-process. For a
  * buffer with a guard of its own, marked right before the call; guarded_buffer() marks its
  * buffers itself. The marks go with the next call. */
 void guard_hint(const void *p, size_t bytes);
-/* For the stand-ins: p's marked size if larger than bytes, else bytes; and forgetting the marks. */
-size_t guard_extent(const void *p, size_t bytes);
+/* An input an exercise reads, in memory the grader hands over whole: n floats copied between
+ * two runs of INPUT_GUARD nans, in test_ctx; returns the first of the n. A read outside the
+ * view (before it, past it, or any read of an empty one) gives nan, in-process and graded
+ * alike, where a plain array would give its neighbours in-process and other bytes in the
+ * runner. guarded_storage() does the same for a tensor view's whole storage and returns its
+ * start, to go with the view's offset and strides. Both stay marked until the test ends. */
+#define INPUT_GUARD 16
+const float *guarded_input(const float *values, int64_t n);
+const float *guarded_storage(const Tensor *view);
+/* For the stand-ins: the marked buffer that holds the `bytes` bytes at p (its start in *base,
+ * its size in *size, and true), or false, when p is not in one. */
+bool guard_region(const void *p, size_t bytes, const void **base, size_t *size);
 void guard_hints_clear(void);
 /* For the stand-ins: is this process a probe, and how long may a test take (seconds)? */
 bool harness_probing(void);

@@ -14,9 +14,11 @@
  *       remote_call(&c);
  *   }
  *
- * A buffer the test marked with guard_hint() (harness.h), as guarded_buffer() does, goes
- * whole, guard region included, so that a write past the end shows in the judge as it would
- * in-process. The comparison with the expected values is made by the test, in the judge,
+ * A pointer into a buffer the test marked (harness.h: guarded_buffer(), guarded_input(),
+ * guard_hint()) takes the whole buffer along, guard regions included, and a tensor its whole
+ * storage and its view of it, so that the student's code reads and writes the same memory in
+ * the runner as in-process: a read outside the view, or a write past the end, shows in the
+ * judge as it would in-process. The comparison with the expected values is made by the test, in the judge,
  * where the student's code never ran. A crash, an exit, a flood of output or a sanitizer's
  * report in the runner fails the test with the message the in-process tests would give.
  */
@@ -32,9 +34,9 @@
 typedef struct {
     uint32_t type;
     bool returned;
-    uint64_t count;
-    const void *data; /* what is sent */
-    void *back;       /* where what comes back goes (returned only) */
+    uint64_t count, offset; /* elements sent; where the argument's pointer is in them */
+    const void *data;       /* what is sent */
+    void *back;             /* where what comes back goes (returned only) */
     Tensor *tensor;
     union {
         int i;
@@ -62,8 +64,9 @@ void remote_i64s_back(RemoteCall *c, int64_t *p, int64_t n);
 void remote_floats(RemoteCall *c, const float *p, int64_t n);
 void remote_floats_back(RemoteCall *c, float *p, int64_t n);
 void remote_bytes_back(RemoteCall *c, void *p, size_t n);
-/* A contiguous tensor: its shape, values and requires_grad. In the runner it is a new leaf;
- * the gradient backward gives it there comes back into this one. */
+/* A tensor: its view (shape, strides, offset), its whole storage and requires_grad. In the
+ * runner it is a new leaf with that view of a copy of the storage; what the call left in the
+ * storage is copied back, and the gradient backward gives it there comes back into this one. */
 void remote_tensor(RemoteCall *c, Tensor *t);
 
 /* Makes the call and copies back what it wrote; the error message the student's code left

@@ -81,8 +81,9 @@ static void send_message(uint32_t kind, const Buffer *b) {
 
 typedef struct {
     uint32_t type, returned;
-    uint64_t count;
-    void *data; /* a buffer of its own, or the value */
+    uint64_t count, offset;
+    void *buffer; /* of its own: what arrived, sent back if returned */
+    void *data;   /* the argument: where in the buffer the judge's pointer was */
     Tensor *tensor;
     int64_t value_i64;
     int value_int;
@@ -149,22 +150,47 @@ static size_t element_size(uint32_t type) {
     }
 }
 
+/* The tensor the judge sent: a leaf with the judge's view of a copy of its storage. */
+static Tensor *view_of(float *storage, int64_t size, const int64_t *shape, const int64_t *strides, int rank,
+                       int64_t offset) {
+    int64_t low = offset, high = offset;
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) die("a tensor of a negative size");
+        if (shape[d] == 0) low = 0, high = -1;
+    }
+    for (int d = 0; d < rank && high >= low; d++) {
+        int64_t reach = (shape[d] - 1) * strides[d];
+        if (reach > 0) high += reach;
+        else low += reach;
+    }
+    if (high >= low && (low < 0 || high >= size)) die("a tensor whose view leaves its storage");
+    Tensor *t = tensor_from(ctx, (int64_t[]){size}, 1, storage, size);
+    if (!t) die("a tensor the library would not make");
+    t->rank = rank, t->offset = offset;
+    memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+    memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+    return t;
+}
+
 static void read_arg(Reader *r, Arg *a) {
     a->type = take_u32(r);
     a->returned = take_u32(r);
     a->count = take_u64(r);
+    a->offset = take_u64(r);
+    if (a->type != ARG_NULL && a->type != ARG_TENSOR && a->offset > a->count) die("an argument outside its buffer");
     if (a->type == ARG_TENSOR) {
         uint32_t rank = take_u32(r), requires_grad = take_u32(r);
         if (rank > TENSOR_MAX_RANK) die("a tensor of too high a rank");
-        int64_t shape[TENSOR_MAX_RANK];
+        int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
         memcpy(shape, take(r, rank * sizeof(int64_t)), rank * sizeof(int64_t));
+        memcpy(strides, take(r, rank * sizeof(int64_t)), rank * sizeof(int64_t));
+        if (a->count > (uint64_t)INT64_MAX / sizeof(float)) die("a tensor too large");
         const void *values = take(r, a->count * sizeof(float));
         float *copy = malloc(a->count * sizeof(float) + 1);
         if (!copy) die("out of memory for a tensor");
         memcpy(copy, values, a->count * sizeof(float));
-        a->tensor = tensor_from(ctx, shape, (int)rank, copy, (int64_t)a->count);
+        a->tensor = view_of(copy, (int64_t)a->count, shape, strides, (int)rank, (int64_t)a->offset);
         free(copy);
-        if (!a->tensor) die("a tensor the library would not make");
         if (requires_grad) tensor_requires_grad(a->tensor);
         return;
     }
@@ -177,9 +203,10 @@ static void read_arg(Reader *r, Arg *a) {
     else if (a->type == ARG_FLOAT) memcpy(&a->value_float, data, sizeof(float));
     else if (a->type != ARG_NULL) {
         /* a buffer of exactly the judge's size: a write past it is the sanitizers' to see */
-        a->data = malloc(bytes ? bytes : 1);
-        if (!a->data) die("out of memory for an argument");
-        memcpy(a->data, data, bytes);
+        a->buffer = malloc(bytes ? bytes : 1);
+        if (!a->buffer) die("out of memory for an argument");
+        memcpy(a->buffer, data, bytes);
+        a->data = (unsigned char *)a->buffer + (size_t)a->offset * size;
     }
 }
 
@@ -280,7 +307,8 @@ static void serve_call(Reader *r) {
         Arg *a = &s->args[i];
         if (!a->returned || a->type == ARG_NULL) continue;
         put_u64(&b, a->count);
-        put(&b, a->data, (size_t)a->count * element_size(a->type));
+        if (a->type == ARG_TENSOR) put(&b, a->tensor->storage->data, (size_t)a->count * sizeof(float));
+        else put(&b, a->buffer, (size_t)a->count * element_size(a->type));
     }
     put_u32(&b, s->ret);
     if (s->ret == RET_INT) put_u64(&b, (uint64_t)s->ret_int);
@@ -288,7 +316,7 @@ static void serve_call(Reader *r) {
     put_error(&b);
     send_message(WIRE_RESULT, &b);
     free(b.data);
-    for (int i = 0; i < s->n_args; i++) free(s->args[i].data);
+    for (int i = 0; i < s->n_args; i++) free(s->args[i].buffer);
     free(s);
 }
 

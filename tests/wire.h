@@ -8,7 +8,10 @@
  * the machine's own byte order (both ends run on it).
  *
  *   CALL      id (u8 length, bytes); u32 count; that many arguments, each
- *             {u32 type, u32 returned (1: send it back after the call), u64 count, data}
+ *             {u32 type, u32 returned (1: send it back after the call), u64 count,
+ *             u64 offset, data}: for an array, the whole buffer the test's pointer is in
+ *             (count elements) and where in it the pointer is (offset, in elements); for a
+ *             tensor, its whole storage (count floats) and its view of it (below)
  *   BACKWARD  u32 handle (of a tensor a call returned); u64 count; the upstream gradient
  *   RESULT    per returned argument, in order: u64 count, data; then the return value:
  *             u32 RET_*, and for RET_INT an i64, for RET_TENSOR the graph (below); then the
@@ -45,7 +48,8 @@ enum {
     ARG_I64S = 5,   /* an array of int64_t */
     ARG_FLOATS = 6, /* an array of float */
     ARG_BYTES = 7,  /* a struct, as bytes */
-    ARG_TENSOR = 8, /* a contiguous tensor: u32 rank, u32 requires_grad, i64 shape[rank], then count floats */
+    ARG_TENSOR = 8, /* a tensor: u32 rank, u32 requires_grad, i64 shape[rank], i64 strides[rank], then its storage
+                     * (count floats); the view starts at offset. Sent back: the storage */
 };
 
 enum { RET_VOID = 0, RET_INT = 1, RET_TENSOR = 2, RET_NULL_TENSOR = 3 };

@@ -27,20 +27,34 @@ static void probe_2_1(void) { ex2_1_row_mean(tensor_from(test_ctx, DIMS(2, 3), V
 
 static void check_row_mean(Tensor *x, const char *context) {
     char what[640], message[1024], s[SHAPE_STR_MAX], values[512];
+    Tensor *x_values = EXPECT_OK(tensor_contiguous(x)); /* x may be a view: its values in row-major order */
     snprintf(what, sizeof what, "x of shape %s, %s%s", shape_format(x->shape, x->rank, s, sizeof s),
-             format_literal(tensor_data(x), x->shape, x->rank, values, sizeof values), context);
+             format_literal(tensor_data(x_values), x->shape, x->rank, values, sizeof values), context);
     Tensor *got = ex2_1_row_mean(x);
     expect_op(got, "tensor_mul_scalar", "mul", "2.1", "the result (the row sums times 1/D)");
     expect_op(got->inputs[0], "tensor_sum_last_dim", "sum_last_dim", "2.1", "what is multiplied (the row sums)");
     Tensor *want = EXPECT_OK(tensor_mean_axis(x, -1, true));
     snprintf(message, sizeof message, "exercise 2.1: row mean of %s", what);
     expect_shape_(got, want->shape, want->rank, message, __FILE__, __LINE__);
+    /* the usual mistake: the row sums divided by something other than D */
+    Tensor *sums = EXPECT_OK(tensor_sum_last_dim(x));
+    int64_t rows = tensor_numel(want), length = x->shape[x->rank - 1];
+    float by = rows > 0 && tensor_data(got)[0] != 0 ? tensor_data(sums)[0] / tensor_data(got)[0] : 0;
+    bool divided = rows > 0 && by > 0.5f && fabsf(by - roundf(by)) < 1e-3f && roundf(by) != (float)length &&
+                   !values_close(tensor_data(got), tensor_data(want), rows, 1e-5f);
+    for (int64_t p = 0; p < rows && divided; p++)
+        divided = fabsf(tensor_data(got)[p] * by - tensor_data(sums)[p]) <= 1e-4f * (1 + fabsf(tensor_data(sums)[p]));
+    ck_assert_msg(!divided, "%s: each row sum was divided by %g; a row's mean divides by D = %lld, the size of the last "
+                  "dim (x->shape[x->rank - 1], the length of a row)", message, (double)roundf(by), (long long)length);
     EXPECT_VALUES_ARRAY(got, tensor_data(want), tensor_numel(want), 1e-5f, message);
 
     /* the gradient: with upstream u[p] on row p's mean, each x[p, j] gets u[p] / D */
     Rng rng = rng_seeded(test_seed());
     Tensor *u = random_tensor(test_ctx, &rng, got->shape, got->rank, -1, 1);
     tensor_zero_grad(x);
+    ck_assert_msg(got->requires_grad, "%s: the result does not require grad, so no gradient can reach x: it was made from "
+                  "something that is not on x's tape (a copy of x's values?). Compose it from ops applied to x itself",
+                  message);
     ck_assert_int_eq(tensor_backward_from(got, u), 0);
     int64_t d = x->shape[x->rank - 1];
     float *expected = malloc((size_t)tensor_numel(x) * sizeof(float) + 1);
@@ -69,6 +83,13 @@ START_TEST(test_2_1_other_shapes) {
         snprintf(context, sizeof context, " (COURSE_SEED=%llu)", (unsigned long long)test_seed());
         check_row_mean(x, context);
     }
+    /* views: a (3,4) transpose of a (4,3) storage, and rows 2 and 3 of it (an offset into a
+     * larger storage); graded, the code sees the same memory as in make test */
+    Tensor *base = random_tensor(test_ctx, &rng, DIMS(4, 3), -2, 2);
+    check_row_mean(tensor_requires_grad(EXPECT_OK(tensor_as_strided(base, DIMS(3, 4), STRIDES(1, 3), 0))),
+                   " (a transposed view of a (4,3) storage)");
+    check_row_mean(tensor_requires_grad(EXPECT_OK(tensor_as_strided(base, DIMS(2, 3), STRIDES(3, 1), 6))),
+                   " (rows 2 and 3 of a (4,3) storage)");
 }
 END_TEST
 
@@ -85,6 +106,7 @@ static void check_backward_2_2(const float *g, int64_t rows, int64_t d, const ch
     Tensor *out = EXPECT_OK(tensor_sum_last_dim(x));
     ck_assert_int_eq(tensor_backward_from(out, EXPECT_OK(tensor_from(test_ctx, DIMS(rows, 1), g, rows))), 0);
     int64_t n = rows * d;
+    g = g ? guarded_input(g, rows) : NULL;
     float *got = guarded_buffer(n, -7.0f), *want = malloc((size_t)(n + 1) * sizeof *want);
     ck_assert_ptr_nonnull(want);
     for (int64_t i = 0; i < n; i++) {
@@ -103,6 +125,11 @@ static void check_backward_2_2(const float *g, int64_t rows, int64_t d, const ch
         if (fabsf(got[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i]))) continue;
         ck_assert_msg(got[i] != 100.0f + (float)i, "%s: gx[%lld] is still %g, what it held before the call: add row %lld's "
                       "gradient g[%lld] into it", what, (long long)i, (double)got[i], (long long)(i / d), (long long)(i / d));
+        for (int64_t q = 0; q < rows; q++) /* another row's gradient */
+            ck_assert_msg(q == i / d || g[q] == g[i / d] || got[i] != 100.0f + (float)i + g[q],
+                          "%s: gx[%lld], in row %lld, got g[%lld] = %g added: every element of row p gets g[p], the "
+                          "gradient of row p's sum (is g indexed by the column?)", what, (long long)i, (long long)(i / d),
+                          (long long)q, (double)g[q]);
         break;
     }
     EXPECT_OUTPUT(got, n, -7.0f, want, 1e-5f, what);
@@ -143,6 +170,7 @@ static void probe_2_3(void) {
 
 static void check_sum_axis_2_3(const float *x, const int64_t *shape, int rank, int axis, const char *context) {
     int64_t n = shape_numel(shape, rank);
+    x = guarded_input(x, n); /* nan around it: a read outside the view shows, in make test and graded alike */
     Tensor *t = EXPECT_OK(tensor_from(test_ctx, shape, rank, x, n));
     Tensor *want = EXPECT_OK(tensor_sum_axis(t, axis, false));
     int64_t n_out = tensor_numel(want), length = shape[axis], inner = 1;
@@ -157,6 +185,7 @@ static void check_sum_axis_2_3(const float *x, const int64_t *shape, int rank, i
     for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == x[((j / inner) * length + length - 1) * inner + j % inner];
     ck_assert_msg(!assigned, "%s: each element of out holds only the last value along axis %d, not the sum: add every "
                   "value into it (+=) instead of writing it with =", what, axis);
+    expect_read_inside(got, tensor_data(want), n_out, what);
     expect_sums(got, tensor_data(want), n_out, length, 12345.0f, 1e-4f, what);
     EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-4f, what);
 }
@@ -199,6 +228,8 @@ END_TEST
 
 /* ==== 2.4 MSE ============================================================================ */
 
+static bool close_to(float got, float want) { return fabsf(got - want) <= 1e-5f * (1 + fabsf(want)); }
+
 static void probe_2_4(void) {
     Tensor *p = tensor_from(test_ctx, DIMS(2), VALUES(1, 2)), *t = tensor_from(test_ctx, DIMS(2), VALUES(0, 0));
     ex2_4_mse_loss(p, t);
@@ -214,6 +245,13 @@ static void check_mse(Tensor *pred, Tensor *target, const char *what) {
     Tensor *want = EXPECT_OK(tensor_mse_loss(pred, target));
     snprintf(message, sizeof message, "exercise 2.4: mse_loss of %s", what);
     ck_assert_msg(got->rank == 0, "%s: the loss should be a rank-0 tensor (a scalar), got rank %d", message, got->rank);
+    /* the sum of the squares divided by something other than N (from the values: when graded,
+     * the tape's tensors are stand-ins that hold no values) */
+    int64_t count = tensor_numel(pred);
+    float sum = tensor_data(want)[0] * (float)count, by = tensor_data(got)[0] != 0 ? sum / tensor_data(got)[0] : 0;
+    ck_assert_msg(close_to(tensor_data(got)[0], tensor_data(want)[0]) || !(by > 0.5f && fabsf(by - roundf(by)) < 1e-3f),
+                  "%s: the loss is %g, the sum of the squares (%g) divided by %g, where the mean divides by N = %lld, the "
+                  "number of elements", message, (double)tensor_data(got)[0], (double)sum, (double)roundf(by), (long long)count);
     EXPECT_VALUES_ARRAY(got, tensor_data(want), 1, 1e-5f, message);
     /* d loss / d pred = 2 (pred - target) / N */
     tensor_zero_grad(pred);
