@@ -26,7 +26,9 @@
 # line is the score and what the exit status means, or why it could not grade.
 #
 # Environment: GRADE_MAX_OUTPUT (bytes a test's runner may print, default 1000000),
-# GRADE_MAX_MEMORY (bytes it may take, default 1 GiB), GRADE_TIME_BUDGET (seconds for the whole
+# GRADE_MAX_EXERCISE_OUTPUT (bytes an exercise's runners may print in all, default 2 MiB),
+# GRADE_MAX_SUBMISSION_OUTPUT (bytes every runner of the submission may, default 8 MiB: the
+# exercises after it are "not run"), GRADE_MAX_MEMORY (bytes it may take, default 1 GiB), GRADE_TIME_BUDGET (seconds for the whole
 # submission, default 300: the exercises not started by then are "not run"), GRADE_SANDBOX
 # (namespaces, uid or none: a mode other than the strongest), GRADE_HIDDEN (more paths, separated
 # by ':', that the sandbox must not be able to read; grade-all adds the other submissions).
@@ -60,6 +62,9 @@ make=${MAKE:-make}
 # run here that is told of one warns "jobserver unavailable" at the top of the report.
 [ -n "${MAKEFLAGS:-}" ] && MAKEFLAGS=$(printf '%s\n' "$MAKEFLAGS" | sed 's/--jobserver-[a-z]*=[^ ]*//g')
 max_output=${GRADE_MAX_OUTPUT:-1000000}
+max_exercise_output=${GRADE_MAX_EXERCISE_OUTPUT:-2097152}
+max_submission_output=${GRADE_MAX_SUBMISSION_OUTPUT:-8388608}
+written=0 # bytes the submission's runners have printed so far
 max_memory=${GRADE_MAX_MEMORY:-1073741824}
 budget=${GRADE_TIME_BUDGET:-300}
 course=$(pwd -P)
@@ -339,6 +344,7 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         if ! in_sandbox 120 67108864 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/exercises.o" \
             $CC $STUDENT_FLAGS -I"$lesson_stage/include" -c "$dir/exercises.c" -o "$lesson_stage/work/exercises.o" \
             >"$lesson_stage/exercises.o" 2>"$out/compile.log"; then
+            trim_log "$out/compile.log" # before anything reads it: a compile may print megabytes of warnings
             error=$(first_error "$out/compile.log")
             # shellcheck disable=SC2086 # HEADERS is a list of paths
             hint=$(sh "$(dirname "$0")/undeclared.sh" "$out/compile.log" $HEADERS "$dir/exercises.h")
@@ -349,6 +355,7 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         elif ! in_sandbox 120 268435456 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/runner" \
             $CC $LINK_FLAGS "$lesson_stage/exercises.o" "$lesson_stage/calls.o" "$stage/lib/runner.o" \
             "$stage/lib/libcourse.a" $LIBS -o "$lesson_stage/work/runner" >"$lesson_stage/runner" 2>"$out/link.log"; then
+            trim_log "$out/link.log"
             error=$(first_error "$out/link.log")
             [ "$sandbox_status" = 124 ] && error="the linker did not finish within $seconds s"
             verdict="compile${tab}${error:-the link failed (see its output)}${tab}linker's output: $out/link.log"
@@ -371,6 +378,11 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         if [ "$(elapsed)" -ge "$budget" ]; then
             printf '%s\t%s\tbudget\t%s\tnot run: grading this submission took more than its %s s (GRADE_TIME_BUDGET)\t\n' \
                 "$id" "$points" "$title" "$budget" >>"$rows"
+            continue
+        fi
+        if [ "$written" -ge "$max_submission_output" ]; then
+            printf '%s\t%s\toutput\t%s\tnot run: this submission'"'"'s programs printed %s bytes before it, past the %s a submission may print in all (GRADE_MAX_SUBMISSION_OUTPUT)\t\n' \
+                "$id" "$points" "$title" "$written" "$max_submission_output" >>"$rows"
             continue
         fi
         : >"$out/$id.tsv"
@@ -407,12 +419,20 @@ EOF
                 message="$message: ${summary#SUMMARY: }"
             fi ;;
         esac
+        # what its runners printed in all: the probe's and every test's (each under GRADE_MAX_OUTPUT)
+        size=$(wc -c <"$out/$id.log")
+        written=$((written + size))
+        if [ "$size" -gt "$max_exercise_output" ]; then
+            cap="its programs printed $size bytes in all (the first try and each test), more than the $max_exercise_output an exercise may (GRADE_MAX_EXERCISE_OUTPUT)"
+            case $kind in passed | wrong | todo) kind=output message=$cap ;; *) message="$message; and $cap" ;; esac
+        fi
         log=
         case $kind in passed | todo | wrong) ;; *) log="the test's output: $out/$id.log" ;; esac
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$points" "$kind" "$title" "$(printf '%s' "$message" | tr '\t\n' '  ' |
             cut -c 1-600)" "$log" >>"$rows"
         trim_log "$out/$id.log"
     done <"$out/list.tsv"
+    rm -rf "$lesson_stage" # its object and runner (each up to 256 MiB): one lesson's at a time
 done
 [ -s "$rows" ] || not_graded "no exercise could be graded (see $work)"
 

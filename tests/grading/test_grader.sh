@@ -535,6 +535,68 @@ show=$fixtures/grader-long-line.txt
 check "time: a runner that prints a 300 KB assert line crashes, reported in a bounded message, in 10 s (took $took s; 21 s before)" \
     sh -c "grep -q -E '^  1.2 .* crashed' '$show' && grep -q 'Here an assert failed' '$show' && [ $took -le 10 ] &&
         [ \$(wc -c <'$show') -lt 20000 ]"
+# ---- output: bounded per runner, per exercise and per submission, whatever its shape -----------
+# 1.2's programs (its first try, and a runner per test) each print once, under the 1 MB a runner
+# may: 600 KB of short lines, one 900 KB line of bytes of every value, or 600 KB of lines shaped
+# like failed asserts. In all, over the 2 MiB an exercise may: too much output, and in no more
+# time than 1.2's limit (3 s, and 5 s for each of its 3 tests) plus 5 s, in each mode.
+ex1_2_submission print-lines stdio.h <<'EOF'
+    static int once;
+    for (int i = 0; !once && i < 600000; i++) fputc(i % 100 ? 'x' : '\n', stderr);
+    once = 1;
+    out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
+    return 0;
+EOF
+ex1_2_submission print-bytes stdio.h <<'EOF'
+    static int once;
+    for (int i = 0; !once && i < 900000; i++) fputc(i * 7 % 256, i % 2 ? stderr : stdout);
+    once = 1;
+    out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
+    return 0;
+EOF
+ex1_2_submission print-asserts stdio.h <<'EOF'
+    static int once;
+    for (int i = 0; !once && i < 12000; i++) fprintf(stderr, "runner: exercises.c:%d: f: Assertion `x%d' failed.\n", i, i);
+    once = 1;
+    out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
+    return 0;
+EOF
+for mode in auto uid; do
+    [ $mode = uid ] && [ "$(id -u)" != 0 ] && continue
+    sandbox_env=
+    [ $mode = uid ] && sandbox_env=GRADE_SANDBOX=uid course_mode=$(stat -c %a "$course") && chmod o-rwx "$course"
+    for shape in lines bytes asserts; do
+        began=$(date +%s)
+        env $sandbox_env BUILD="$build" MAKE="$make" sh tests/grade.sh --submission "$fixtures/print-$shape" \
+            --name "grader-print-$shape-$mode" --exercise 1.2 >"$fixtures/grader-print-$shape-$mode.txt" 2>&1
+        took=$(elapsed "$began")
+        show=$fixtures/grader-print-$shape-$mode.txt
+        check "output ($mode): 1.2's programs print $shape, under a runner's 1 MB each, over an exercise's 2 MiB in all: too much output, in $took s (limit 18 + 5)" \
+            sh -c "grep -q -E '^  1.2 .* too much output$' '$show' && grep -q 'more than the 2097152 an exercise may' '$show' &&
+                [ $took -le 23 ] && [ \$(wc -c <'$show') -lt 20000 ] && [ \$(wc -c <'$build/grade/grader-print-$shape-$mode/lesson1/1.2.log') -le 270000 ]"
+    done
+    [ $mode = uid ] && chmod "$course_mode" "$course"
+done
+# every exercise of every lesson prints 600 KB in its first try (then is TODO): past the 8 MiB a
+# submission may print in all, the rest are not run; what is kept stays bounded
+for dir in lessons/*/; do
+    dir=${dir%/}
+    mkdir -p "$fixtures/print-all/$dir"
+    { echo '#include <stdio.h>'; sh tests/stubs.sh "$dir/exercises.h" |
+        sed 's/EXERCISE_TODO();/for (int i = 0; i < 600000; i++) fputc(i % 100 ? 120 : 10, stderr); EXERCISE_TODO();/'; } \
+        >"$fixtures/print-all/$dir/exercises.c"
+done
+began=$(date +%s)
+grade grader-print-all "$fixtures/print-all"
+code=$?
+took=$(elapsed "$began")
+kept=$(du -s -k "$build/grade/grader-print-all" | cut -f 1)
+show=$fixtures/grader-print-all.txt
+check "output: every exercise prints 600 KB: past the submission's 8 MiB the rest are not run, exit 1, in $took s; $kept KB kept (at most 16 MB)" \
+    sh -c "[ $code = 1 ] && grep -q -E '^  1.1 .* TODO$' '$show' && grep -q -E '^  7.4 .* too much output$' '$show' &&
+        grep -q 'not run: this submission.s programs printed [0-9]* bytes before it, past the 8388608' '$show' &&
+        [ $took -le 120 ] && [ $kept -le 16384 ]"
+
 # a compile that writes a 300 MB object: over the 256 MiB a file may have
 mkdir -p "$fixtures/big-object/lessons/1-broadcast"
 { printf '__asm__(".section .rodata\\n.fill 300000000, 1, 0\\n.previous");\n'; sh tests/stubs.sh lessons/1-broadcast/exercises.h; } \
