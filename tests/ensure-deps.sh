@@ -50,7 +50,12 @@ zip)
 openblas)
     packages="libopenblas-dev"
     need="OpenBLAS"
-    have_deps() { [ -n "$(find /usr/include -name cblas.h 2>/dev/null | head -n 1)" ]; }
+    # OpenBLAS itself, not any cblas.h: Debian's reference BLAS (libblas-dev) has one too, and a
+    # program linked with -lopenblas that asks OpenBLAS for its threads is what the bench builds
+    have_deps() {
+        printf '#include <cblas.h>\nint main(void) { return openblas_get_num_threads() < 0; }\n' |
+            ${CC:-cc} -x c - -lopenblas -o /dev/null >/dev/null 2>&1
+    }
     ;;
 golden)
     packages="python3-numpy python3-torch"

@@ -5,7 +5,9 @@
   PyTorch computes (logits, loss, every gradient, AdamW steps) for lesson 7's tests;
 - `make lesson7 bench` runs it as a program to time one training step on one thread:
       torch_model.py BATCH CONTEXT WIDTH HEADS LAYERS MLP STEPS
-  prints "torch_step_ms BEST MEDIAN" (of STEPS timed steps, after 5 untimed ones).
+  prints "torch_step_ms BEST MEDIAN" (of STEPS timed steps, after 5 untimed ones), then
+  "torch_version V" and "torch_blas NAME PATH", the BLAS it ran on (OpenBLAS, MKL,
+  reference, ...).
 
 The model is the one in train.c: pre-norm blocks of causal self-attention (no bias on q, k, v)
 and a GELU (tanh) MLP, a final layer norm and a linear head; AdamW with weight decay on the
@@ -93,6 +95,33 @@ def optimizer(params, lr, beta1, beta2, eps, weight_decay):
                              lr=lr, betas=(beta1, beta2), eps=eps)
 
 
+def blas_in_use():
+    """The BLAS this PyTorch computes with, and where it was found: the library mapped into
+    this process (Debian's python3-torch links libblas.so.3, which is OpenBLAS or the
+    reference BLAS, whichever the system's alternatives point to)."""
+    config = torch.__config__.show()
+    if "BLAS_INFO=mkl" in config:
+        return "MKL", "torch.__config__"
+    if "BLAS_INFO=accelerate" in config:
+        return "Accelerate", "torch.__config__"
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "/" in line})
+    except OSError:
+        return "unknown", "-"
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if "openblas" in path:
+            return "OpenBLAS", path
+        if name.startswith("libmkl"):
+            return "MKL", path
+        if name.startswith("libblis"):
+            return "BLIS", path
+        if name.startswith("libblas.so") and "/blas/" in path:  # Debian's netlib build
+            return "reference", path
+    return "unknown", "-"
+
+
 def main(argv):
     if len(argv) != 8:
         sys.exit("usage: torch_model.py BATCH CONTEXT WIDTH HEADS LAYERS MLP STEPS")
@@ -116,6 +145,7 @@ def main(argv):
     times.sort()
     print("torch_step_ms %.4f %.4f" % (1e3 * times[0], 1e3 * times[len(times) // 2]))
     print("torch_version %s" % torch.__version__)
+    print("torch_blas %s %s" % blas_in_use())
 
 
 if __name__ == "__main__":
