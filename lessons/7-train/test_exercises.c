@@ -149,14 +149,20 @@ typedef enum {
     HEAD_SOFTMAX_OF_TRANSPOSE,
     HEAD_SCORES_TRANSPOSED,
     HEAD_K_NOT_TRANSPOSED,
+    HEAD_SCALE_1_OVER_SQRT_C,
+    HEAD_K_FROM_WQ,
     HEAD_VARIANTS
 } HeadVariant;
 
 static Tensor *head_variant(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, HeadVariant variant) {
-    int64_t t = x->shape[0], d = wq->shape[1];
+    int64_t t = x->shape[0], c = x->shape[1], d = wq->shape[1];
     if (variant == HEAD_K_NOT_TRANSPOSED && t != d) return NULL; /* q @ k would not multiply */
-    Tensor *q = tensor_matmul(x, wq), *k = tensor_matmul(x, wk), *v = tensor_matmul(x, wv);
-    float scale = variant == HEAD_NO_SCALE ? 1.0f : variant == HEAD_SCALE_1_OVER_D ? 1.0f / (float)d : 1.0f / sqrtf((float)d);
+    Tensor *q = tensor_matmul(x, wq), *v = tensor_matmul(x, wv);
+    Tensor *k = tensor_matmul(x, variant == HEAD_K_FROM_WQ ? wq : wk);
+    float scale = variant == HEAD_NO_SCALE              ? 1.0f
+                  : variant == HEAD_SCALE_1_OVER_D      ? 1.0f / (float)d
+                  : variant == HEAD_SCALE_1_OVER_SQRT_C ? 1.0f / sqrtf((float)c)
+                                                        : 1.0f / sqrtf((float)d);
     Tensor *product = variant == HEAD_K_NOT_TRANSPOSED    ? tensor_matmul(q, k)
                       : variant == HEAD_SCORES_TRANSPOSED ? tensor_matmul(k, tensor_transpose(q, 0, 1))
                                                           : tensor_matmul(q, tensor_transpose(k, 0, 1));
@@ -171,7 +177,7 @@ static Tensor *head_variant(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, HeadV
     return tensor_matmul(weights, v);
 }
 
-static void head_mistake(HeadVariant variant, int64_t d, char *buf, size_t size) {
+static void head_mistake(HeadVariant variant, int64_t c, int64_t d, char *buf, size_t size) {
     double sqrt_d = sqrt((double)d);
     switch (variant) {
     case HEAD_NO_SCALE:
@@ -209,6 +215,14 @@ static void head_mistake(HeadVariant variant, int64_t d, char *buf, size_t size)
         snprintf(buf, size, "the scores are q @ k, not q @ k^T: transpose k first (tensor_transpose(k, 0, 1)). T and "
                  "D are equal here, so the shapes let it through");
         break;
+    case HEAD_SCALE_1_OVER_SQRT_C:
+        snprintf(buf, size, "the scores were scaled by 1/sqrt(C) = %g, with C = %lld the width of x; the scale is "
+                 "1/sqrt(D) = %g, with D = %lld the width of q and k (wq->shape[1], or q->shape[1])",
+                 1.0 / sqrt((double)c), (long long)c, 1.0 / sqrt_d, (long long)d);
+        break;
+    case HEAD_K_FROM_WQ:
+        snprintf(buf, size, "the scores are q @ q^T: k was computed from wq (k = x @ wq); k = x @ wk");
+        break;
     default:
         snprintf(buf, size, "?");
     }
@@ -245,7 +259,7 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
             tensor_clear_error();
             if (!wrong || !values_close(got_values, tensor_data(wrong), n, 1e-4f)) continue;
             char mistake[512];
-            head_mistake((HeadVariant)variant, d, mistake, sizeof mistake);
+            head_mistake((HeadVariant)variant, c, d, mistake, sizeof mistake);
             ck_abort_msg("%s: %s", what, mistake);
         }
     }
@@ -325,6 +339,8 @@ typedef enum {
     LN_NOT_CENTERED,
     LN_GAMMA_BETA_SWAPPED,
     LN_NO_GAMMA_BETA,
+    LN_NO_EPS,
+    LN_FIRST_AXIS,
     LN_VARIANTS
 } LayerNormVariant;
 
@@ -340,27 +356,38 @@ static const char *const layer_norm_mistakes[LN_VARIANTS] = {
     "x was not centered: subtract the row's mean mu before dividing by sqrt(var + eps)",
     "gamma and beta are swapped: gamma scales the normalized row and beta shifts it, y = normed * gamma + beta",
     "gamma and beta were not applied: y = normed * gamma + beta",
+    "eps was left out, (x - mu) / sqrt(var); it goes under the square root, (x - mu) / sqrt(var + eps) "
+    "(tensor_add_scalar(var, eps)): it keeps a row of nearly equal values from being divided by a variance near 0",
+    "the mean and the variance were taken over axis 0, down the columns; layer norm normalizes each row over the "
+    "last dim, C: tensor_mean_axis(..., -1, true)",
 };
 
-static void layer_norm_variant(const float *x, int64_t rows, int64_t c, const float *gamma, const float *beta, float eps,
-                               LayerNormVariant variant, float *out) {
-    for (int64_t r = 0; r < rows; r++) {
-        const float *row = x + r * c;
+static void layer_norm_variant(const float *x, int64_t rows, int64_t c, int64_t outer, const float *gamma,
+                               const float *beta, float eps, LayerNormVariant variant, float *out) {
+    /* each statistic is over `length` values `step` apart: the last dim's C, or for
+     * LN_FIRST_AXIS axis 0's `outer`, at every position of the other dims */
+    bool first_axis = variant == LN_FIRST_AXIS;
+    int64_t n = rows * c, length = first_axis ? outer : c, step = first_axis ? n / outer : 1, groups = n / length;
+    for (int64_t r = 0; r < groups; r++) {
+        int64_t start = first_axis ? r : r * c;
+        const float *row = x + start;
         double mu = 0.0, ss = 0.0;
-        for (int64_t j = 0; j < c; j++) mu += row[j];
-        mu /= (double)c;
-        for (int64_t j = 0; j < c; j++) ss += (row[j] - mu) * (row[j] - mu);
-        double var = ss / (double)(variant == LN_UNBIASED ? c - 1 : c);
+        for (int64_t j = 0; j < length; j++) mu += row[j * step];
+        mu /= (double)length;
+        for (int64_t j = 0; j < length; j++) ss += (row[j * step] - mu) * (row[j * step] - mu);
+        double var = ss / (double)(variant == LN_UNBIASED ? length - 1 : length);
         double denominator = variant == LN_EPS_OUTSIDE   ? sqrt(var) + eps
                              : variant == LN_VAR_NOT_STD ? var + eps
                              : variant == LN_STD_FOR_VAR ? sqrt(sqrt(var) + eps)
+                             : variant == LN_NO_EPS      ? sqrt(var)
                                                          : sqrt(var + eps);
-        for (int64_t j = 0; j < c; j++) {
-            double normed = (row[j] - (variant == LN_NOT_CENTERED ? 0.0 : mu)) / denominator;
-            double y = variant == LN_GAMMA_BETA_SWAPPED ? normed * beta[j] + gamma[j]
+        for (int64_t j = 0; j < length; j++) {
+            int64_t at = start + j * step, col = at % c;
+            double normed = (row[j * step] - (variant == LN_NOT_CENTERED ? 0.0 : mu)) / denominator;
+            double y = variant == LN_GAMMA_BETA_SWAPPED ? normed * beta[col] + gamma[col]
                        : variant == LN_NO_GAMMA_BETA   ? normed
-                                                       : normed * gamma[j] + beta[j];
-            out[r * c + j] = (float)y;
+                                                       : normed * gamma[col] + beta[col];
+            out[at] = (float)y;
         }
     }
 }
@@ -385,7 +412,7 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
         ck_assert_ptr_nonnull(wrong);
         for (int variant = 0; variant < LN_VARIANTS; variant++) {
             if (variant == LN_UNBIASED && c == 1) continue; /* 0 / 0 */
-            layer_norm_variant(tensor_data(x), rows, c, tensor_data(gamma), tensor_data(beta), eps,
+            layer_norm_variant(tensor_data(x), rows, c, x->shape[0], tensor_data(gamma), tensor_data(beta), eps,
                                (LayerNormVariant)variant, wrong);
             if (values_close(got_values, wrong, n, 1e-4f)) ck_abort_msg("%s: %s", what, layer_norm_mistakes[variant]);
         }
@@ -503,6 +530,7 @@ typedef enum {
     ADAM_DECAY_AFTER,
     ADAM_DECAY_WITHOUT_LR,
     ADAM_EPS_INSIDE_SQRT,
+    ADAM_V_NOT_CORRECTED,
     ADAM_VARIANTS
 } AdamVariant;
 
@@ -519,13 +547,16 @@ static const char *const adam_mistakes[ADAM_VARIANTS] = {
     "then the moments and the update",
     "the decay was weight_decay * param; AdamW's is lr * weight_decay * param (scaled by the learning rate)",
     "eps was added inside the square root, sqrt(vhat + eps); AdamW adds it outside: sqrt(vhat) + eps",
+    "m was bias-corrected but v was not: the update divides by sqrt(vhat) + eps, with vhat = v / (1 - beta2^step), "
+    "as mhat = m / (1 - beta1^step)",
 };
 
 static void adamw_variant(AdamVariant variant, float *p, const float *g, float *m, float *v, int64_t n, int64_t step,
                           const Hyper *h) {
     int64_t s = variant == ADAM_BIAS_STEP_MINUS_1 ? step - 1 : variant == ADAM_BIAS_STEP_PLUS_1 ? step + 1 : step;
     float bias1 = variant == ADAM_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(h->beta1, (float)s);
-    float bias2 = variant == ADAM_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(h->beta2, (float)s);
+    bool v_uncorrected = variant == ADAM_NO_BIAS_CORRECTION || variant == ADAM_V_NOT_CORRECTED;
+    float bias2 = v_uncorrected ? 1.0f : 1.0f - powf(h->beta2, (float)s);
     for (int64_t i = 0; i < n; i++) {
         float gi = g[i];
         if (variant == ADAM_L2_IN_GRADIENT) gi += h->weight_decay * p[i];
