@@ -82,9 +82,14 @@ START_TEST(test_1_1_forward) {
     ex1_1_broadcast_by_hand(&got);
     check_ints_1_1(got.out_shape, want.out_shape, 2, "out_shape",
                    "expected the broadcast shape of (2,3) and (1,3): pair the dims from the right (docs 2.2)");
+    /* the usual mistake: counting c's elements, as if c read b element for element */
+    bool outside_b = false;
+    for (int i = 0; i < 6; i++) outside_b |= got.b_source[i] != UNWRITTEN && (got.b_source[i] < 0 || got.b_source[i] > 2);
     check_ints_1_1(got.b_source, want.b_source, 6, "b_source",
-                   "expected, for each element of c in row-major order, the flat index of the element of b it "
-                   "reads; b's size-1 dim always reads index 0 (docs 2.4)");
+                   outside_b ? "b has only 3 elements, so each entry is a flat index of b: 0, 1 or 2. Which one does each "
+                               "element of c read? b's size-1 dim always reads index 0 (docs 2.4)"
+                             : "expected, for each element of c in row-major order, the flat index of the element of b it "
+                               "reads; b's size-1 dim always reads index 0 (docs 2.4)");
     check_floats_1_1(got.c, want.c, 6, "c", "expected each element of c to be a's element plus the b element it reads");
 }
 END_TEST
@@ -94,12 +99,27 @@ START_TEST(test_1_1_backward) {
     ex1_1_broadcast_by_hand(&got);
     check_floats_1_1(got.grad_a, want.grad_a, 6, "grad_a",
                      "expected d sum(c) / d a: each element of a is read by exactly one element of c (docs 2.5)");
+    /* the usual mistakes: counting one copy of each b element (all 1s; with w, one row of w) */
+    bool one_copy = true;
+    for (int j = 0; j < 3; j++) one_copy &= got.grad_b[j] == 1.0f;
     check_floats_1_1(got.grad_b, want.grad_b, 3, "grad_b",
-                     "expected d sum(c) / d b: add up d sum(c) / d c over every element of c that reads that b "
-                     "element (docs 2.5)");
-    check_floats_1_1(got.grad_b_weighted, want.grad_b_weighted, 3, "grad_b_weighted",
-                     "expected d sum(w * c) / d b: each element of c that reads a b element now passes back "
-                     "its weight from w = [[1,0,2],[3,1,0]] (docs 2.5)");
+                     one_copy ? "expected d sum(c) / d b: yours is the gradient of one element of c, but each b element "
+                                "is read by more than one (b_source says which): add up the gradients of all of them "
+                                "(docs 2.5)"
+                              : "expected d sum(c) / d b: add up d sum(c) / d c over every element of c that reads that "
+                                "b element (docs 2.5)");
+    const float w[2][3] = {{1, 0, 2}, {3, 1, 0}};
+    char weighted_hint[256] = "expected d sum(w * c) / d b: each element of c that reads a b element now passes back its "
+                              "weight from w = [[1,0,2],[3,1,0]] (docs 2.5)";
+    for (int row = 0; row < 2; row++) {
+        bool that_row = true;
+        for (int j = 0; j < 3; j++) that_row &= got.grad_b_weighted[j] == w[row][j];
+        if (that_row)
+            snprintf(weighted_hint, sizeof weighted_hint, "these are the weights of only row %d of w = [[1,0,2],[3,1,0]]: "
+                     "each b element is read by an element of c in every row, and each passes back its own weight: add "
+                     "them up (docs 2.5)", row);
+    }
+    check_floats_1_1(got.grad_b_weighted, want.grad_b_weighted, 3, "grad_b_weighted", weighted_hint);
 }
 END_TEST
 
@@ -111,16 +131,59 @@ static void probe_1_2(void) {
     ex1_2_broadcast_shapes(DIMS(2, 3), DIMS(3), out, &rank);
 }
 
+/* A shape copied between DIMS_GUARD cells of `fill` on each side, in memory the grader sends whole with the next call
+ * (guard_hint): a read outside the shape gets `fill`, in make test and graded alike. NULL (rank 0) stays NULL. */
+enum { DIMS_GUARD = TENSOR_MAX_RANK };
+static const int64_t *guarded_dims(const int64_t *dims, int rank, int64_t fill, int64_t *buf) {
+    if (!dims) return NULL;
+    for (int i = 0; i < rank + 2 * DIMS_GUARD; i++) buf[i] = fill;
+    memcpy(buf + DIMS_GUARD, dims, (size_t)rank * sizeof *dims);
+    guard_hint(buf, (size_t)(rank + 2 * DIMS_GUARD) * sizeof *buf);
+    return buf + DIMS_GUARD;
+}
+
 /* Holds the student's answer for one pair against the library's. */
 static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b_rank, const char *context) {
-    int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK];
-    int want_rank = -1, got_rank = UNWRITTEN;
-    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = UNWRITTEN;
+    int64_t want[TENSOR_MAX_RANK], got[TENSOR_MAX_RANK], ones[TENSOR_MAX_RANK];
+    int64_t guarded_a[TENSOR_MAX_RANK + 2 * DIMS_GUARD], guarded_b[TENSOR_MAX_RANK + 2 * DIMS_GUARD];
+    int want_rank = -1, got_rank = UNWRITTEN, ones_rank = UNWRITTEN;
+    for (int d = 0; d < TENSOR_MAX_RANK; d++) got[d] = ones[d] = UNWRITTEN;
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], sw[SHAPE_STR_MAX], sg[SHAPE_STR_MAX];
     int want_status = broadcast_shapes(a, a_rank, b, b_rank, want, &want_rank);
-    int got_status = ex1_2_broadcast_shapes(a, a_rank, b, b_rank, got, &got_rank);
+    /* once with 1s around a and b (what a dim they lack counts as, so a read outside them is hidden), then with 7777s,
+     * which broadcast with nothing here: an answer that changes read outside a or b */
+    int ones_status = ex1_2_broadcast_shapes(guarded_dims(a, a_rank, 1, guarded_a), a_rank,
+                                             guarded_dims(b, b_rank, 1, guarded_b), b_rank, ones, &ones_rank);
+    int got_status = ex1_2_broadcast_shapes(guarded_dims(a, a_rank, 7777, guarded_a), a_rank,
+                                            guarded_dims(b, b_rank, 7777, guarded_b), b_rank, got, &got_rank);
     shape_format(a, a_rank, sa, sizeof sa);
     shape_format(b, b_rank, sb, sizeof sb);
+    bool same = ones_status == got_status && (got_status != 0 || ones_rank == got_rank);
+    for (int d = 0; d < got_rank && got_rank <= TENSOR_MAX_RANK && same && got_status == 0; d++) same = ones[d] == got[d];
+    ck_assert_msg(same, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): the answer changes with what lies in memory "
+                  "right before and after a and b, so the code reads outside them. a holds a_rank dims, a[0] to "
+                  "a[a_rank - 1]; a dim that a lacks is not in the array: it counts as 1", context, sa, sb);
+    /* the usual mistake: pairing the dims from the left (a[d] with b[d]) */
+    int64_t left[TENSOR_MAX_RANK];
+    int left_rank = a_rank > b_rank ? a_rank : b_rank, left_status = 0;
+    for (int d = 0; d < left_rank; d++) {
+        int64_t da = d < a_rank ? a[d] : 1, db = d < b_rank ? b[d] : 1;
+        if (da != db && da != 1 && db != 1) left_status = -1;
+        left[d] = da == 1 ? db : da;
+    }
+    bool left_differs = left_status != want_status || (want_status == 0 && !shape_equal(left, left_rank, want, want_rank));
+    bool got_left = got_status == left_status && (left_status != 0 || (got_rank == left_rank &&
+                                                                       shape_equal(got, got_rank, left, left_rank)));
+    /* a shape that matches says more than a -1 that matches, which many mistakes return */
+    ck_assert_msg(!left_differs || !got_left || got_status != 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, "
+                  "which is what pairing the dims from the left gives: numpy pairs them from the right (a's last dim with "
+                  "b's last dim), and a shorter shape counts as having 1s on its left. Expected %s", context, sa, sb,
+                  shape_format(got, got_rank, sg, sizeof sg),
+                  want_status == 0 ? shape_format(want, want_rank, sw, sizeof sw) : "-1: they cannot broadcast");
+    ck_assert_msg(!left_differs || !got_left || got_status == 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned "
+                  "%d, expected 0 and the shape %s. Are the dims paired from the left? That gives -1 here, but numpy "
+                  "pairs them from the right (a's last dim with b's last dim), and a shorter shape counts as having 1s on "
+                  "its left", context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
     if (want_status != 0) {
         ck_assert_msg(got_status == -1,
                       "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected -1: the shapes cannot "
@@ -138,6 +201,17 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
                       UNWRITTEN, shape_format(want, want_rank, sw, sizeof sw));
     bool unwritten = false;
     for (int d = 0; d < got_rank && d < TENSOR_MAX_RANK; d++) unwritten |= got[d] == UNWRITTEN;
+    /* the usual mistakes: the dims written in reverse order, or the larger of a pair (so 0 with 1 gives 1) */
+    bool reversed = got_rank == want_rank && !shape_equal(got, got_rank, want, want_rank);
+    for (int d = 0; d < want_rank && reversed; d++) reversed = got[d] == want[want_rank - 1 - d];
+    ck_assert_msg(!reversed, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, the right dims in reverse order: "
+                  "the k-th dim from the right goes to out[n - k] (the last one into out[n - 1]), expected %s", context,
+                  sa, sb, shape_format(got, got_rank, sg, sizeof sg), shape_format(want, want_rank, sw, sizeof sw));
+    for (int d = 0; d < want_rank && got_rank == want_rank; d++)
+        ck_assert_msg(got[d] == want[d] || want[d] != 0 || got[d] != 1, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) "
+                      "gave %s, expected %s: in dim %d, 0 paired with 1 gives 0. A 1 stretches to match the other dim, "
+                      "whatever its size, so take the dim that is not 1, not the larger of the two", context, sa, sb,
+                      shape_format(got, got_rank, sg, sizeof sg), shape_format(want, want_rank, sw, sizeof sw), d);
     ck_assert_msg(got_rank == want_rank && shape_equal(got, got_rank, want, want_rank),
                   "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s%s", context, sa, sb,
                   got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
@@ -217,6 +291,31 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
     shape_format(src, src_rank, ss, sizeof ss);
     shape_format(src_strides, src_rank, sst, sizeof sst);
     shape_format(target, target_rank, st, sizeof st);
+    /* the usual mistake: src's dims lined up with target's from the left (src dim d with target dim d) */
+    int64_t left[TENSOR_MAX_RANK];
+    int left_status = src_rank > target_rank ? -1 : 0;
+    for (int d = 0; d < target_rank && left_status == 0; d++) {
+        if (d >= src_rank || (src[d] == 1 && target[d] != 1))
+            left[d] = 0;
+        else if (src[d] == target[d])
+            left[d] = src_strides[d];
+        else
+            left_status = -1;
+    }
+    bool left_differs = left_status != want_status, got_left = got_status == left_status;
+    for (int d = 0; d < target_rank && left_status == 0; d++) {
+        left_differs |= want_status == 0 && target[d] > 1 && left[d] != want[d];
+        got_left &= target[d] <= 1 || got[d] == left[d];
+    }
+    /* strides that match say more than a -1 that matches, which many mistakes return */
+    ck_assert_msg(!left_differs || !got_left || got_status != 0, "exercise 1.3%s: reading shape %s (strides %s) as %s: "
+                  "the strides %s are what lining src's dims up with target's from the left gives: line them up from the "
+                  "right, src's last dim with target's last dim (the dims src is missing are target's first ones)",
+                  context, ss, sst, st, shape_format(got, target_rank, sg, sizeof sg));
+    ck_assert_msg(!left_differs || !got_left || got_status == 0, "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, "
+                  "so ex1_3_broadcast_strides should return 0, not %d. Are src's dims lined up with target's from the "
+                  "left? That gives -1 here: line them up from the right, src's last dim with target's last dim (the dims "
+                  "src is missing are target's first ones)", context, ss, sst, st, got_status);
     if (want_status != 0) {
         ck_assert_msg(got_status == -1, "exercise 1.3%s: shape %s cannot be broadcast to %s, so "
                       "ex1_3_broadcast_strides should return -1, not %d", context, ss, st, got_status);
@@ -230,6 +329,19 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
             ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: the stride of dim %d was never written (it "
                          "still holds %d, which the test put there before the call); expected %lld", context, ss, sst, st, d,
                          UNWRITTEN, (long long)want[d]);
+        int k = target_rank - d, from = src_rank - k; /* target dim d reads src dim `from`, if k <= src_rank */
+        if (target[d] > 1 && got[d] != want[d] && k <= src_rank && src[from] == 1 && got[d] == src_strides[from])
+            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, src's stride for "
+                         "its dim %d. That dim has size 1 and target's has %lld: every index along it reads src's one "
+                         "element, so its stride is 0, not src's stride", context, ss, sst, st, d, (long long)got[d], from,
+                         (long long)target[d]);
+        int64_t contiguous = 1; /* the stride src's dim `from` would have if src were contiguous */
+        for (int e = from + 1; e < src_rank && k <= src_rank; e++) contiguous *= src[e];
+        if (target[d] > 1 && got[d] != want[d] && k <= src_rank && src[from] == target[d] && got[d] == contiguous)
+            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, the stride a "
+                         "contiguous src would have, but src's strides are %s: keep src_strides[%d] (%lld). src may be a "
+                         "view, transposed or sliced, whose strides are not the contiguous ones", context, ss, sst, st, d,
+                         (long long)got[d], sst, from, (long long)src_strides[from]);
         if (target[d] > 1 && got[d] != want[d])
             ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, expected "
                          "%lld\n    got      %s\n    expected %s", context, ss, sst, st, d, (long long)got[d],
@@ -284,6 +396,30 @@ static void probe_1_4(void) {
     ex1_4_broadcast_map(DIMS(2, 3), DIMS(3), map);
 }
 
+/* The usual mistakes, each a map made the wrong way, and what to say when an answer is that map. */
+enum { KEEPS_INDEX, FROM_LEFT, TARGET_DIMS, MISTAKES_1_4 };
+static const char *const mistake_1_4[MISTAKES_1_4] = {
+    [KEEPS_INDEX] = "this is the map that keeps the target's index along src's size-1 dims: a dim of size 1 has only "
+                    "index 0, and every position of target reads that one",
+    [FROM_LEFT] = "this is the map of src's dims lined up with target's first dims: line them up from the right, src "
+                  "dim d with target dim d + (target_rank - src_rank)",
+    [TARGET_DIMS] = "this is the map whose source index was raveled with target's dims: map holds flat indices of src, so "
+                    "ravel it with src's dims (s = s * src[d] + i)",
+};
+
+static void mistaken_map_1_4(int mistake, const int64_t *target, int target_rank, const int64_t *src, int src_rank,
+                             int64_t *map) {
+    int offset = mistake == FROM_LEFT ? 0 : target_rank - src_rank;
+    for (int64_t t = 0; t < shape_numel(target, target_rank); t++) {
+        int64_t index[TENSOR_MAX_RANK], s = 0;
+        unravel_index(t, target, target_rank, index);
+        for (int d = 0; d < src_rank; d++)
+            s = s * (mistake == TARGET_DIMS ? target[d + offset] : src[d]) +
+                (src[d] == 1 && mistake != KEEPS_INDEX ? 0 : index[d + offset]);
+        map[t] = s;
+    }
+}
+
 static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank, const char *context) {
     int64_t n = shape_numel(target, target_rank);
     int64_t *want = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *want), *got = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *got);
@@ -301,6 +437,11 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
             long long got_t = got[t], want_t = want[t];
             format_ints(got, n, g, sizeof g);
             format_ints(want, n, w, sizeof w);
+            const char *because = ""; /* want is printed: its memory now holds each mistaken map in turn */
+            for (int mistake = 0; mistake < MISTAKES_1_4 && !*because; mistake++) {
+                mistaken_map_1_4(mistake, target, target_rank, src, src_rank, want);
+                if (memcmp(want, got, (size_t)n * sizeof *got) == 0) because = mistake_1_4[mistake];
+            }
             free(want), free(got);
             char value[64];
             if (got_t == UNWRITTEN)
@@ -308,9 +449,10 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
             else
                 snprintf(value, sizeof value, "is %lld", got_t);
             ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) %s, expected %lld\n"
-                         "    got      %s\n    expected %s", context, shape_format(src, src_rank, ss, sizeof ss),
+                         "    got      %s\n    expected %s%s%s", context, shape_format(src, src_rank, ss, sizeof ss),
                          shape_format(target, target_rank, st, sizeof st), (long long)t,
-                         shape_format(index, target_rank, idx, sizeof idx), value, want_t, g, w);
+                         shape_format(index, target_rank, idx, sizeof idx), value, want_t, g, w, *because ? "\n    " : "",
+                         because);
         }
     }
     bool past_end = false;
@@ -356,6 +498,7 @@ static void probe_1_5(void) {
 static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, const int64_t *out_shape, int out_rank,
                           const char *context) {
     int64_t n = shape_numel(shape, rank), n_out = shape_numel(out_shape, out_rank);
+    grad = guarded_input(grad, n); /* nan around it: a read outside it shows, in make test and graded alike */
     Tensor *g = EXPECT_OK(tensor_from(test_ctx, shape, rank, grad, n));
     Tensor *want = EXPECT_OK(tensor_sum_to_shape(g, out_shape, out_rank));
     float *got = guarded_buffer(n_out, 12345.0f); /* garbage the student must overwrite */
@@ -364,18 +507,37 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     snprintf(what, sizeof what, "exercise 1.5%s: gradient of shape %s, %s, summed onto %s", context,
              shape_format(shape, rank, s, sizeof s), format_literal(grad, shape, rank, values, sizeof values),
              shape_format(out_shape, out_rank, so, sizeof so));
-    /* the other usual mistake, = for +=: each element keeps the last gradient that reads it */
+    /* the usual mistakes: = for += (each element keeps the last gradient that reads it), the mean for the sum, and
+     * out[t % numel(out)] (as if out were repeated end to end in grad, which is right only for missing leading dims) */
     int64_t *map = malloc((size_t)(n > 0 ? n : 1) * sizeof *map);
-    float *last = malloc((size_t)(n_out > 0 ? n_out : 1) * sizeof *last);
-    ck_assert(map && last);
+    size_t out_bytes = (size_t)(n_out > 0 ? n_out : 1) * sizeof(float);
+    float *last = malloc(out_bytes), *tiled = malloc(out_bytes);
+    ck_assert(map && last && tiled);
     ck_assert_int_eq(broadcast_map(shape, rank, out_shape, out_rank, map), 0);
-    for (int64_t j = 0; j < n_out; j++) last[j] = 0.0f;
-    for (int64_t t = 0; t < n; t++) last[map[t]] = grad[t];
-    bool assigned = n > n_out && !values_close(got, tensor_data(want), n_out, 1e-5f);
-    for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == last[j];
-    free(map), free(last);
-    ck_assert_msg(!assigned || n == 0, "%s: each element of out holds only the last gradient that reads it, not their sum: "
-                  "add each grad[t] into its element (+=) instead of writing it with =", what);
+    for (int64_t j = 0; j < n_out; j++) last[j] = tiled[j] = 0.0f;
+    for (int64_t t = 0; t < n; t++) last[map[t]] = grad[t], tiled[t % n_out] += grad[t];
+    bool wrong = n > n_out && !values_close(got, tensor_data(want), n_out, 1e-5f), assigned = wrong, averaged = wrong;
+    for (int64_t j = 0; j < n_out; j++) {
+        float sum = tensor_data(want)[j];
+        assigned = assigned && got[j] == last[j];
+        averaged = averaged && fabsf(got[j] * (float)(n / n_out) - sum) <= 1e-4f * (1 + fabsf(sum));
+    }
+    bool repeated = wrong && values_close(got, tiled, n_out, 1e-5f) &&
+                    !values_close(tiled, tensor_data(want), n_out, 1e-5f);
+    free(map), free(last), free(tiled);
+    ck_assert_msg(!assigned || !averaged, "%s: each element of out holds the last gradient that reads it, which here is "
+                  "also the mean of the gradients that read it, where it should hold their sum: add each grad[t] into its "
+                  "element (+=) instead of writing it with =, and do not divide the sum", what);
+    ck_assert_msg(!assigned, "%s: each element of out holds only the last gradient that reads it, not their sum: add each "
+                  "grad[t] into its element (+=) instead of writing it with =", what);
+    ck_assert_msg(!averaged, "%s: each element of out holds the mean of the gradients that read it, not their sum: do not "
+                  "divide by the number of copies (%lld); each copy's gradient adds to its source element", what,
+                  (long long)(n / n_out));
+    ck_assert_msg(!repeated, "%s: each out[j] is the sum of grad[t] over every t with t %% numel(out) == j, as if out "
+                  "were repeated end to end in grad. That is right only when the dims out_shape lacks are all on the "
+                  "left; here out_shape has a size-1 dim that was stretched. Find the element each grad[t] reads with the "
+                  "index map (1.4)", what);
+    expect_read_inside(got, tensor_data(want), n_out, what);
     expect_sums(got, tensor_data(want), n_out, n_out > 0 ? n / n_out : 0, 12345.0f, 1e-5f, what);
     EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-5f, what);
 }

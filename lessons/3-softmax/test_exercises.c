@@ -25,14 +25,21 @@ static void library_row(const float *x, int64_t d, const float *g, float *s, flo
     }
 }
 
-/* Runs a row exercise on x with a guard region behind out, and compares with want. */
-static void check_row(void (*fn)(const float *, int64_t, float *), const char *id, const float *x, int64_t d,
-                      const float *want, float tol, const char *context) {
-    float *out = guarded_buffer(d, MARK);
-    fn(x, d, out);
-    char what[512], xs[256];
-    snprintf(what, sizeof what, "exercise %s%s: x = %s", id, context, format_floats(x, d, xs, sizeof xs));
-    EXPECT_OUTPUT(out, d, MARK, want, tol, what);
+/* A loop that runs to j <= d reads the nan after the row, which a max loop's comparisons skip, so out can still be
+ * right: fn runs again with a large score on each side of the row (inside the guarded input, so that the grader sends
+ * it too), and fails if its answer changes. */
+static void expect_reads_row_only(void (*fn)(const float *, int64_t, float *), const float *x, int64_t d,
+                                  const float *out, const char *what) {
+    float padded[64 + 2];
+    padded[0] = padded[d + 1] = 1e30f;
+    memcpy(padded + 1, x, (size_t)d * sizeof(float));
+    float *again = guarded_buffer(d, MARK);
+    fn(guarded_input(padded, d + 2) + 1, d, again);
+    bool same = true;
+    for (int64_t j = 0; j < d; j++) same &= again[j] == out[j] || (isnan(again[j]) && isnan(out[j]));
+    free(again);
+    ck_assert_msg(same, "%s: the answer changes when the memory right before x[0] and right after x[d - 1] holds a "
+                  "large score, so the code reads outside x: does a loop run to j <= d?", what);
 }
 
 /* ==== 3.1 d = 2 by hand ================================================================== */
@@ -52,6 +59,15 @@ static void check_3_1(float x0, float x1, float g0, float g1) {
     for (int i = 0; i < 2; i++)
         ck_assert_msg(got[i] != MARK, "%s: *dx%d was never written (it still holds %g, which the test put there before the "
                       "call)", what, i, (double)MARK);
+    /* the usual mistakes: both signs flipped, or only the diagonal of the Jacobian (dx_i = g_i ds_i/dx_i) */
+    const float negated[2] = {-want[0], -want[1]}, diagonal[2] = {s[0] * s[1] * g0, s[0] * s[1] * g1};
+    bool wrong = !values_close(got, want, 2, 1e-5f);
+    ck_assert_msg(!wrong || !values_close(got, negated, 2, 1e-5f), "%s: (%g, %g) are the negatives of the right values: "
+                  "check the signs. Raising x0 raises s0 (ds0/dx0 > 0) and lowers s1 (ds1/dx0 < 0), and the other way "
+                  "round for x1 (docs 4.4)", what, (double)got[0], (double)got[1]);
+    ck_assert_msg(!wrong || !values_close(got, diagonal, 2, 1e-5f), "%s: (%g, %g) are g0 ds0/dx0 and g1 ds1/dx1 alone, "
+                  "the diagonal of the Jacobian. x0 moves s1 as well (ds1/dx0 = -s0 s1), so g1 reaches dx0 too: dx0 = "
+                  "g0 ds0/dx0 + g1 ds1/dx0, and the same for dx1 (docs 4.4)", what, (double)got[0], (double)got[1]);
     EXPECT_ARRAY(got, want, 2, 1e-5f, what);
 }
 
@@ -78,10 +94,29 @@ static void probe_3_2(void) {
     ex3_2_softmax_row((const float[]){1, 2, 3}, 3, out);
 }
 
+/* Runs 3.2 on x with a guard region behind out, and compares with the library's softmax. */
 static void check_3_2(const float *x, int64_t d, const char *context) {
     float want[64];
     library_row(x, d, NULL, want, NULL);
-    check_row(ex3_2_softmax_row, "3.2", x, d, want, 1e-5f, context);
+    x = guarded_input(x, d);
+    float *out = guarded_buffer(d, MARK);
+    ex3_2_softmax_row(x, d, out);
+    char what[512], xs[256];
+    snprintf(what, sizeof what, "exercise 3.2%s: x = %s", context, format_floats(x, d, xs, sizeof xs));
+    expect_reads_row_only(ex3_2_softmax_row, x, d, out, what);
+    /* the usual mistakes divide by something other than the sum of the same exps (the unshifted exps' sum, or
+     * nothing): every value is then the right one times the same factor, the row's sum */
+    float total = 0.0f;
+    bool scaled = !values_close(out, want, d, 1e-5f);
+    for (int64_t j = 0; j < d + OUTPUT_GUARD; j++) {
+        scaled &= j < d ? isfinite(out[j]) && isfinite(want[j]) : out[j] == MARK;
+        total += j < d && scaled ? out[j] : 0.0f;
+    }
+    for (int64_t j = 0; j < d && scaled; j++) scaled = total > 0 && fabsf(out[j] - total * want[j]) <= 1e-4f * total;
+    ck_assert_msg(!scaled, "%s: the row sums to %g, not 1: each value is the right one times %g. Divide each "
+                  "exp(x_j - max) by the sum of those same exps, over the whole row", what, (double)total,
+                  (double)total);
+    EXPECT_OUTPUT(out, d, MARK, want, 1e-5f, what);
 }
 
 START_TEST(test_3_2_chapter_and_stability) {
@@ -144,6 +179,24 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
     ck_assert_msg(fabsf(got[0] - (want[0] - 10.0f)) > 1e-6f,
                   "%s: dx[0] is %g, the new gradient alone: add it to what dx already holds (+=), do not overwrite dx",
                   what, (double)got[0]);
+    /* the usual mistakes, from what was added to dx: s_i g_i (no sum term), s_i (1 - s_i) g_i (the Jacobian's
+     * diagonal alone), or the right gradient negated */
+    float added[64], no_sum[64], diagonal[64], negated[64];
+    for (int64_t j = 0; j < d; j++) {
+        added[j] = got[j] - (10.0f + (float)j);
+        no_sum[j] = s[j] * g[j];
+        diagonal[j] = s[j] * (1.0f - s[j]) * g[j];
+        negated[j] = -(want[j] - (10.0f + (float)j));
+    }
+    bool wrong = !values_close(got, want, d, 1e-5f);
+    ck_assert_msg(!wrong || !values_close(added, no_sum, d, 2e-5f), "%s: each dx_i got s_i * g_i added: the sum_j g_j "
+                  "s_j term is missing. Every s_j depends on x_i, so subtract that sum from g_i: s_i * (g_i - sum_j g_j "
+                  "s_j)", what);
+    ck_assert_msg(!wrong || !values_close(added, diagonal, d, 2e-5f), "%s: each dx_i got s_i (1 - s_i) g_i added, which "
+                  "is only the diagonal of softmax's Jacobian: every s_j depends on x_i (ds_j/dx_i = -s_i s_j for j != "
+                  "i), and the sum_j g_j s_j term is what brings those in: s_i * (g_i - sum_j g_j s_j)", what);
+    ck_assert_msg(!wrong || !values_close(added, negated, d, 2e-5f), "%s: each dx_i got the negative of its gradient "
+                  "added: the sign is flipped. It is s_i * (g_i - sum_j g_j s_j), g_i first", what);
     for (int64_t j = 0; j < d; j++) {
         if (fabsf(got[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j]))) continue;
         ck_assert_msg(got[j] != 10.0f + (float)j, "%s: dx[%lld] is still %g, what it held before the call: add its "
@@ -186,6 +239,7 @@ static void probe_3_4(void) {
  * case was chosen to catch); an error of a few roundings of the row's largest score is
  * x - (m + log(sum)), where m + log(sum) is rounded to m's size first. */
 static void check_3_4(const float *x, int64_t d, const char *context, const char *if_not_finite) {
+    x = guarded_input(x, d);
     double m = -INFINITY, sum = 0.0;
     float want[64], largest = 0.0f;
     for (int64_t j = 0; j < d; j++) m = x[j] > m ? x[j] : m;
@@ -193,11 +247,31 @@ static void check_3_4(const float *x, int64_t d, const char *context, const char
     for (int64_t j = 0; j < d; j++) want[j] = (float)(((double)x[j] - m) - log(sum));
     for (int64_t j = 0; j < d; j++)
         if (isfinite(x[j]) && fabsf(x[j]) > largest) largest = fabsf(x[j]);
-    float rounding = 4.0f * (nextafterf(largest + (float)log((double)d + 1.0), INFINITY) - largest);
+    float top = largest + (float)log((double)d + 1.0), rounding = 4.0f * (nextafterf(top, INFINITY) - top);
     float *out = guarded_buffer(d, MARK);
     ex3_4_log_softmax_row(x, d, out);
+    char what[768], xs[256];
+    snprintf(what, sizeof what, "exercise 3.4%s: x = %s", context, format_floats(x, d, xs, sizeof xs));
+    expect_reads_row_only(ex3_4_log_softmax_row, x, d, out, what);
     const char *hint = "";
+    /* the usual mistakes move every entry by the same amount, the row's max m or -m: which one says what is missing */
+    double shift = NAN;
+    bool shifted = false;
     for (int64_t j = 0; j < d; j++) {
+        if (!isfinite(want[j])) continue;
+        shifted |= fabsf(out[j] - want[j]) > 1e-5f * (1.0f + fabsf(want[j]));
+        if (isnan(shift)) shift = (double)out[j] - want[j];
+        if (!isfinite(out[j]) || fabs((double)out[j] - want[j] - shift) > 1e-4 * (1.0 + fabs(shift)) + rounding)
+            shift = INFINITY; /* not one shift for the whole row */
+    }
+    shifted = shifted && isfinite(shift) && fabs(m) > 1e-4 * (1.0 + fabs(m)) + rounding;
+    if (shifted && fabs(shift - m) <= 1e-4 * (1.0 + fabs(m)) + rounding)
+        hint = " (every entry is off by the row's max m: out_j = (x_j - m) - log(sum of exp(x_k - m)), so subtract m "
+               "from x_j too, not only inside the exps)";
+    else if (shifted && fabs(shift + m) <= 1e-4 * (1.0 + fabs(m)) + rounding)
+        hint = " (every entry is off by minus the row's max m: m is subtracted twice. Is the sum of exp(x_k) unshifted? "
+               "Its log already holds m, and it overflows for large scores: sum exp(x_k - m))";
+    for (int64_t j = 0; j < d && !*hint; j++) {
         if (!isfinite(want[j]) || fabsf(out[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j])) || out[j] == MARK) continue;
         if (!isfinite(out[j]))
             hint = if_not_finite ? if_not_finite
@@ -208,7 +282,6 @@ static void check_3_4(const float *x, int64_t d, const char *context, const char
                    "which rounds m + log(sum) to the size of m first)";
         break;
     }
-    char what[768], xs[256];
     snprintf(what, sizeof what, "exercise 3.4%s: x = %s%s", context, format_floats(x, d, xs, sizeof xs), hint);
     EXPECT_OUTPUT(out, d, MARK, want, 1e-5f, what);
 }
