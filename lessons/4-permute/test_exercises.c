@@ -62,6 +62,14 @@ static void check_floats_4_1(const float *got, const float *want, int n, const c
     }
 }
 
+/* Fails with `message` when a by-hand field holds exactly `pattern`, the answer a usual
+ * mistake gives: the student reads what went wrong, still without the number. */
+static void check_not_4_1(const float *got, const float *pattern, int n, const char *field, const char *message) {
+    char g[256];
+    ck_assert_msg(memcmp(got, pattern, (size_t)n * sizeof *got) != 0, "exercise 4.1: your %s, %s, %s", field,
+                  format_floats(got, n, g, sizeof g), message);
+}
+
 START_TEST(test_4_1_forward) {
     PermuteByHand got = unwritten_4_1();
     ex4_1_permute_by_hand(&got);
@@ -74,6 +82,8 @@ START_TEST(test_4_1_forward) {
                       "exercise 4.1: y_shape[%d] is %lld, which is not right: output dim i of a permute is input dim "
                       "dims[i] (docs 5.1)", i, (long long)got.y_shape[i]);
     }
+    check_not_4_1(got.y, tensor_data(x), 6, "y", "is x's elements in x's order: that is a reshape of x to (3, 2), "
+                  "which moves no element. A permute does: y[i][j] = x[j][i], so y's rows are x's columns (docs 5.1)");
     check_floats_4_1(got.y, tensor_data(y), 6, "y", "expected y[i][j] = x[j][i], in row-major order (docs 5.1)");
 }
 END_TEST
@@ -89,6 +99,9 @@ START_TEST(test_4_1_backward) {
     tensor_zero_grad(x);
     Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
     ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, y))), 0);
+    check_not_4_1(got.grad_weighted, tensor_data(w), 6, "grad_weighted", "is w as it is, laid out like y (3, 2): that is "
+                  "d loss / d y. d loss / d x is laid out like x (2, 3): x[i][j] became y[j][i], so it gets w[j][i], "
+                  "w permuted back (docs 5.4)");
     check_floats_4_1(got.grad_weighted, tensor_data(tensor_grad(x)), 6, "grad_weighted",
                      "expected d sum(w * y) / d x: x[i][j] became y[j][i], so it gets the weight w has there (docs 5.4)");
 }
@@ -111,6 +124,12 @@ static void check_inverse(const int *dims, int n, const char *context) {
     for (int i = n; i < n + OUTPUT_GUARD; i++)
         ck_assert_msg(got[i] == UNWRITTEN, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
                       format_axes(dims, n, ds, sizeof ds), n);
+    /* inv[i] = dims[i]: a copy, which undoes dims only when dims swaps pairs */
+    bool copied = n > 0 && !memcmp(got, dims, (size_t)n * sizeof *got) && memcmp(dims, want, (size_t)n * sizeof *want);
+    ck_assert_msg(!copied, "exercise 4.2%s: the inverse of %s: inv is dims itself, %s, expected %s. A copy undoes dims "
+                  "only when dims just swaps pairs of dims. Output dim i came from input dim dims[i], so the inverse sends "
+                  "dims[i] back to i: inv[dims[i]] = i, not inv[i] = dims[i]", context, format_axes(dims, n, ds, sizeof ds),
+                  format_axes(got, n, gs, sizeof gs), format_axes(want, n, ws, sizeof ws));
     for (int i = 0; i < n; i++) {
         char value[64];
         if (got[i] == UNWRITTEN)
@@ -177,12 +196,41 @@ static void check_view(const int64_t *shape, int rank, const int64_t *strides, c
                       "permuted by %s: out_%s[%d] was never written (it still holds %d, which the test put there before the "
                       "call)", context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
                       format_axes(dims, rank, ds, sizeof ds), got_shape[i] == UNWRITTEN ? "shape" : "strides", i, UNWRITTEN);
-    bool same = shape_equal(got_shape, rank, view->shape, rank) && shape_equal(got_strides, rank, view->strides, rank);
-    ck_assert_msg(same, "exercise 4.3%s: shape %s with strides %s permuted by %s\n    got      shape %s, strides %s\n"
-                  "    expected shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s),
-                  shape_format(strides, rank, st, sizeof st), format_axes(dims, rank, ds, sizeof ds),
-                  shape_format(got_shape, rank, g1, sizeof g1), shape_format(got_strides, rank, g2, sizeof g2),
-                  shape_format(view->shape, rank, w1, sizeof w1), shape_format(view->strides, rank, w2, sizeof w2));
+    bool shape_right = shape_equal(got_shape, rank, view->shape, rank);
+    bool same = shape_right && shape_equal(got_strides, rank, view->strides, rank);
+    if (same) return;
+    /* the usual mistakes, each told by what it gives: the strides left in their old order,
+     * the strides a fresh contiguous tensor would have, and both moved the inverse way */
+    int64_t contiguous[TENSOR_MAX_RANK], inverse_shape[TENSOR_MAX_RANK], inverse_strides[TENSOR_MAX_RANK], step = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        contiguous[i] = step;
+        step *= view->shape[i];
+    }
+    for (int i = 0; i < rank; i++) {
+        inverse_shape[dims[i]] = shape[i];
+        inverse_strides[dims[i]] = strides[i];
+    }
+    char head[1536];
+    snprintf(head, sizeof head, "exercise 4.3%s: shape %s with strides %s permuted by %s gave shape %s, strides %s; expected "
+             "shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+             format_axes(dims, rank, ds, sizeof ds), shape_format(got_shape, rank, g1, sizeof g1),
+             shape_format(got_strides, rank, g2, sizeof g2), shape_format(view->shape, rank, w1, sizeof w1),
+             shape_format(view->strides, rank, w2, sizeof w2));
+    ck_assert_msg(!shape_right || !shape_equal(got_strides, rank, strides, rank), "%s. out_shape is right, but out_strides "
+                  "are the input's strides in their old order: a dim's stride must move with its size. Output dim i is "
+                  "input dim dims[i], so out_strides[i] = strides[dims[i]], just as out_shape[i] = shape[dims[i]]", head);
+    ck_assert_msg(!shape_right || !shape_equal(got_strides, rank, contiguous, rank), "%s. out_shape is right, but "
+                  "out_strides are the strides of a new contiguous tensor of that shape. A permute is a view of the same "
+                  "storage and moves no data, so each dim keeps the stride it had: out_strides[i] = strides[dims[i]]", head);
+    ck_assert_msg(!shape_equal(got_shape, rank, inverse_shape, rank) || !shape_equal(got_strides, rank, inverse_strides, rank),
+                  "%s. That is the permute by the inverse of dims: input dim i was sent to output dim dims[i] "
+                  "(out[dims[i]] = in[i]), but output dim i is input dim dims[i]: out_shape[i] = shape[dims[i]] and "
+                  "out_strides[i] = strides[dims[i]]", head);
+    ck_abort_msg("exercise 4.3%s: shape %s with strides %s permuted by %s\n    got      shape %s, strides %s\n"
+                 "    expected shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s),
+                 shape_format(strides, rank, st, sizeof st), format_axes(dims, rank, ds, sizeof ds),
+                 shape_format(got_shape, rank, g1, sizeof g1), shape_format(got_strides, rank, g2, sizeof g2),
+                 shape_format(view->shape, rank, w1, sizeof w1), shape_format(view->strides, rank, w2, sizeof w2));
 }
 
 START_TEST(test_4_3_chapter) {
@@ -217,21 +265,59 @@ static void probe_4_4(void) {
     ex4_4_contiguous_copy((const float[]){1, 2, 3, 4, 5, 6}, DIMS(3, 2), STRIDES(1, 3), 0, out);
 }
 
+/* data[k] of the view's storage, or nan (what the guard around it holds) outside it */
+static float storage_at(const Tensor *view, int64_t k) {
+    return k >= 0 && k < view->storage->size ? view->storage->data[k] : NAN;
+}
+
+/* The view's elements as a walk from `offset` finds them, the last index moving fastest or,
+ * with first_fastest, the first. */
+static void walk_view(const Tensor *view, int64_t offset, bool first_fastest, float *out) {
+    int64_t n = tensor_numel(view), index[TENSOR_MAX_RANK] = {0};
+    for (int64_t t = 0; t < n; t++) {
+        out[t] = storage_at(view, offset);
+        for (int k = 0; k < view->rank; k++) {
+            int d = first_fastest ? k : view->rank - 1 - k;
+            offset += view->strides[d];
+            if (++index[d] < view->shape[d]) break;
+            offset -= view->strides[d] * view->shape[d];
+            index[d] = 0;
+        }
+    }
+}
+
 static void check_copy(const Tensor *view, const char *context) {
     Tensor *want = EXPECT_OK(tensor_contiguous((Tensor *)view));
     int64_t n = tensor_numel(view);
     float *got = guarded_buffer(n, -12345.0f);
-    /* the storage, copied to a block of exactly its size: a read outside it is caught under
-     * SANITIZE=1 (and never reads the library's neighbouring memory) */
-    float *data = malloc((size_t)view->storage->size * sizeof *data + 1);
-    ck_assert_ptr_nonnull(data);
-    memcpy(data, view->storage->data, (size_t)view->storage->size * sizeof *data);
+    /* the storage, copied between runs of nan: a read outside it gives nan, in make test and
+     * graded alike (and never reads the library's neighbouring memory) */
+    const float *data = guarded_storage(view);
     ex4_4_contiguous_copy(data, view->shape, view->rank, view->strides, view->offset, got);
-    free(data);
     char what[512], s[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     snprintf(what, sizeof what, "exercise 4.4%s: the view with shape %s, strides %s, offset %lld", context,
              shape_format(view->shape, view->rank, s, sizeof s), shape_format(view->strides, view->rank, st, sizeof st),
              (long long)view->offset);
+    /* the usual mistakes, each told by the values it gives: the storage read in order (the
+     * strides ignored), the walk started at data[0] (the offset ignored), the first index
+     * bumped fastest; a position outside the storage reads the guard's nan */
+    float *in_order = malloc((size_t)(n + 1) * sizeof *in_order), *from_0 = malloc((size_t)(n + 1) * sizeof *from_0),
+          *first_fastest = malloc((size_t)(n + 1) * sizeof *first_fastest);
+    ck_assert(in_order && from_0 && first_fastest);
+    for (int64_t i = 0; i < n; i++) in_order[i] = storage_at(view, view->offset + i);
+    walk_view(view, 0, false, from_0);
+    walk_view(view, view->offset, true, first_fastest);
+    bool right = values_close(got, tensor_data(want), n, 0);
+    ck_assert_msg(right || !values_close(got, in_order, n, 0), "%s: out holds data[offset], data[offset + 1], ... in "
+                  "storage order, but this view is not contiguous: its element (i_0, i_1, ...) is data[offset + i_0 * "
+                  "strides[0] + i_1 * strides[1] + ...]. Keep that offset as you walk, moving it by strides[d] when index "
+                  "d moves", what);
+    ck_assert_msg(right || view->offset == 0 || !values_close(got, from_0, n, 0), "%s: out is the view read from data[0], "
+                  "as if the offset were 0: the view's first element is data[offset], so start the walk there", what);
+    ck_assert_msg(right || !values_close(got, first_fastest, n, 0), "%s: out holds the elements with the first index moving "
+                  "fastest. Row-major order moves the last index fastest: bump index rank - 1 first, and carry into the dim "
+                  "before it when it reaches its size", what);
+    free(in_order), free(from_0), free(first_fastest);
     /* a value found nowhere in the storage was read from outside it */
     for (int64_t i = 0; i < n; i++) {
         if (got[i] == tensor_data(want)[i] || got[i] == -12345.0f) continue;
@@ -247,8 +333,10 @@ static void check_copy(const Tensor *view, const char *context) {
 
 START_TEST(test_4_4_chapter_and_views) {
     Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
-    check_copy(tensor_permute(x, AXES(1, 0)), " (the chapter's permute: [1, 4, 2, 5, 3, 6])");
+    /* the contiguous view first: a walk with the first index fastest fails it, one that ignores
+     * the strides does not, so the permute after it tells the two apart */
     check_copy(x, " (already contiguous)");
+    check_copy(tensor_permute(x, AXES(1, 0)), " (the chapter's permute: [1, 4, 2, 5, 3, 6])");
     check_copy(tensor_expand(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)), DIMS(2, 3)), " (stride 0)");
     check_copy(tensor_as_strided(x, DIMS(2), STRIDES(3), 2), " (an offset: the view starts at data[offset])");
     check_copy(tensor_as_strided(x, DIMS(6), STRIDES(-1), 5), " (a negative stride, from offset 5)");

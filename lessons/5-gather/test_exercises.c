@@ -46,6 +46,14 @@ static void check_floats_5_1(const float *got, const float *want, int n, const c
     }
 }
 
+/* Fails with `message` when a by-hand field holds exactly `pattern`, the answer a usual
+ * mistake gives: the student reads what went wrong, still without the number. */
+static void check_not_5_1(const float *got, const float *pattern, const char *field, const char *message) {
+    char g[256];
+    ck_assert_msg(memcmp(got, pattern, 6 * sizeof *got) != 0, "exercise 5.1: your %s, %s, %s", field,
+                  format_floats(got, 6, g, sizeof g), message);
+}
+
 START_TEST(test_5_1_forward_and_sum) {
     GatherByHand got = unwritten_5_1();
     ex5_1_gather_by_hand(&got);
@@ -53,6 +61,9 @@ START_TEST(test_5_1_forward_and_sum) {
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
     check_floats_5_1(got.out, tensor_data(out), 6, "out", "expected out row i to be a copy of table row indices[i] (docs 6.1)");
     ck_assert_int_eq(tensor_backward(tensor_sum(out)), 0);
+    check_not_5_1(got.grad_sum, (const float[]){1, 1, 0, 0, 1, 1}, "grad_sum", "gives row 0 what it gives row 2, but "
+                  "indices [0, 0, 2] copy row 0 twice and row 2 once: each copy sends back its own gradient, and the "
+                  "copies add (docs 6.2)");
     check_floats_5_1(got.grad_sum, tensor_data(tensor_grad(table)), 6, "grad_sum",
                      "expected d sum(out) / d table: each copy of a row sends back 1 per element, and the copies add (docs 6.2)");
 }
@@ -65,6 +76,9 @@ START_TEST(test_5_1_weighted_and_assigned) {
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
     Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
     ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
+    check_not_5_1(got.grad_weighted, tensor_data(w), "grad_weighted", "is w itself: that is d loss / d out, one row per "
+                  "output row. d loss / d table has one row per table row: each output row's w row goes back to the table "
+                  "row it was copied from, and a row copied twice collects both (docs 6.2)");
     check_floats_5_1(got.grad_weighted, tensor_data(tensor_grad(table)), 6, "grad_weighted",
                      "expected d sum(w * out) / d table: each table row collects the w rows of every output row that "
                      "copied it (docs 6.2)");
@@ -72,6 +86,9 @@ START_TEST(test_5_1_weighted_and_assigned) {
     float assigned[6] = {0};
     const int64_t idx[3] = {0, 0, 2};
     for (int i = 0; i < 3; i++) memcpy(assigned + idx[i] * 2, tensor_data(w) + i * 2, 2 * sizeof(float));
+    check_not_5_1(got.grad_if_assigned, (const float[]){1, 2, 0, 0, 5, 6}, "grad_if_assigned", "keeps what output row 0 "
+                  "wrote into table row 0, but output row 1 also came from row 0 and is visited after it: with = the "
+                  "last write to a row is the one that stays (docs 6.2)");
     check_floats_5_1(got.grad_if_assigned, assigned, 6, "grad_if_assigned",
                      "expected what '=' leaves: visiting output rows 0, 1, 2 in order, each one overwrites the table "
                      "row it came from (docs 6.2)");
@@ -91,6 +108,7 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, indices, n));
     ck_assert_int_eq(tensor_backward_from(out, EXPECT_OK(tensor_from(test_ctx, DIMS(n, d), g, n * d))), 0);
     int64_t size = v * d;
+    g = guarded_input(g, n * d);
     float *got = guarded_buffer(size, MARK), *want = malloc((size_t)(size + 1) * sizeof *want);
     ck_assert_ptr_nonnull(want);
     for (int64_t k = 0; k < size; k++) {
@@ -101,18 +119,36 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     char what[768], is[256], gs[512];
     snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
              context, format_ints(indices, n, is, sizeof is), (long long)d, format_literal(g, DIMS(n, d), gs, sizeof gs));
-    /* = for +=: each named row holds the last gradient row sent to it, and nothing of what it held */
-    bool wrong = false;
-    for (int64_t k = 0; k < size; k++) wrong = wrong || !(fabsf(got[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k])));
-    bool assigned = wrong && n > 0;
-    for (int64_t k = 0; k < size && assigned; k++) {
-        float last = 100.0f + (float)k;
-        for (int64_t i = 0; i < n; i++)
-            if (indices[i] == k / d) last = g[i * d + k % d];
-        assigned = got[k] == last;
-    }
+    /* The usual mistakes, each told by what it leaves: = for += (each named row holds the last
+     * gradient row sent to it), the named rows zeroed before adding (they hold the sum of their
+     * gradients alone; the same as = while no row is named twice), and row r found at
+     * gtable[r] rather than gtable[r * d]. */
+    float *last = malloc((size_t)(size + 1) * sizeof *last), *sum = malloc((size_t)(size + 1) * sizeof *sum),
+          *unscaled = malloc((size_t)(size + 1) * sizeof *unscaled);
+    ck_assert(last && sum && unscaled);
+    for (int64_t k = 0; k < size; k++) last[k] = sum[k] = unscaled[k] = 100.0f + (float)k;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < d; j++) sum[indices[i] * d + j] = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < d; j++) {
+            last[indices[i] * d + j] = g[i * d + j];
+            sum[indices[i] * d + j] += g[i * d + j];
+            unscaled[indices[i] + j] += g[i * d + j];
+        }
+    bool right = values_close(got, want, size, 1e-5f), assigned = !right && n > 0 && values_close(got, last, size, 0);
+    bool zeroed = !right && n > 0 && values_close(got, sum, size, 1e-5f);
+    bool no_stride = !right && d > 1 && values_close(got, unscaled, size, 1e-5f);
+    free(last), free(sum), free(unscaled);
+    ck_assert_msg(!(assigned && zeroed), "%s: each named row of gtable holds only the gradient sent to it, and nothing of "
+                  "what it held before the call: add every output row's gradient into it (+=) instead of overwriting it "
+                  "with = or zeroing it first", what);
     ck_assert_msg(!assigned, "%s: each named row of gtable holds only the last gradient row sent to it: add every output "
                   "row's gradient into it (+=) instead of overwriting it with =", what);
+    ck_assert_msg(!zeroed, "%s: each named row of gtable holds the sum of the gradients sent to it, but nothing of what it "
+                  "held before the call: gtable may already hold gradients (from other uses of the table), so add into "
+                  "it instead of zeroing it first", what);
+    ck_assert_msg(!no_stride, "%s: the gradients went to gtable[indices[i] + j], which is row indices[i] only when rows "
+                  "have 1 float: gtable's rows have d = %lld, so row r starts at gtable[r * d]", what, (long long)d);
     for (int64_t k = 0; k < size; k++) {
         if (fabsf(got[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k]))) continue;
         ck_assert_msg(got[k] != 100.0f + (float)k, "%s: gtable[%lld] (row %lld) is still %g, what it held before the call: "
@@ -168,6 +204,7 @@ static int64_t low_32_bits(int64_t index) {
 static void check_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
                           const char *context) {
     int64_t size = n * d, bad = UNWRITTEN;
+    table = guarded_input(table, v * d);
     float *got = guarded_buffer(size, MARK);
     char what[768], is[256], ts[384];
     snprintf(what, sizeof what, "exercise 5.3%s: indices %s into the table %s (%lld rows of %lld)", context,
@@ -184,6 +221,9 @@ static void check_checked(const float *table, int64_t v, int64_t d, const int64_
         if (as_int >= 0 && as_int < v)
             snprintf(hint, sizeof hint, ". Cut to 32 bits, as (int) or an int variable does, it would be %lld, which is in "
                      "range: compare the whole int64_t", (long long)as_int);
+        else if (indices[first] == v) /* the bound checked with > v, not >= v */
+            snprintf(hint, sizeof hint, ": the rows are 0 to %lld, so %lld, the number of rows, is one past the last. An "
+                     "index must be < v: reject index >= v, not only index > v", (long long)(v - 1), (long long)v);
         ck_assert_msg(status == -1, "%s: returned %d, expected -1: index %lld at position %lld is out of range%s", what,
                       status, (long long)indices[first], (long long)first, hint);
         ck_assert_msg(bad != UNWRITTEN, "%s: returned -1 but never set *bad_position (it still holds %d, which the test put "
@@ -302,7 +342,19 @@ static void check_sentence(const int64_t *words, int64_t n, const char *context)
     Tensor *want = EXPECT_OK(tensor_mean_axis(tensor_gather_rows(tensor_from(test_ctx, DIMS(4, 3),
                                                                              VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)),
                                                                  words, n), 0, false));
+    /* the usual mistakes: the mean over the wrong axis, the averaged axis kept, the sum for the mean */
+    ck_assert_msg(!(got->rank == 1 && got->shape[0] == n && n != 3), "%s: the result has shape (%lld,), one value per word: "
+                  "that averages each word's own vector (axis 1). Average over axis 0, the words, to get one vector of "
+                  "D = 3", what, (long long)n);
+    ck_assert_msg(!(got->rank == 2 && got->shape[0] == 1 && got->shape[1] == 3), "%s: the result has shape (1,3): the "
+                  "averaged axis was kept, as keepdim = true does. Pass keepdim false for a vector of shape (D,)", what);
     EXPECT_SHAPE(got, DIMS(3), what);
+    float values[3], times_n[3];
+    tensor_to_array(got, values, 3);
+    for (int j = 0; j < 3; j++) times_n[j] = (float)n * tensor_data(want)[j];
+    ck_assert_msg(n == 1 || !values_close(values, times_n, 3, 1e-5f), "%s: each value is %lld times the mean: that is the "
+                  "sum of the %lld rows. The mean divides that sum by n, the number of words", what, (long long)n,
+                  (long long)n);
     EXPECT_VALUES(got, tensor_data(want), 3, 1e-5f, what);
     /* the gradient of sum(vector): each word's row gets 1/n per time it appears */
     ck_assert_int_eq(tensor_backward(tensor_sum(got)), 0);

@@ -72,7 +72,7 @@ for n in $lessons; do
     corpus=$(ls tests/grading/wrong/"$n"-*.c 2>/dev/null)
     [ -f "$corpus" ] || { fail "lesson $n: no tests/grading/wrong/$n-*.c"; continue; }
     dir=lessons/$(basename "$corpus" .c)
-    includes="-Icommon -Itests"
+    includes="-I$dir -Icommon -Itests" # the lesson's own exercises.h first, as beside lessons/N/exercises.c
     for d in lessons/*/; do # lesson N and the ones before it, as make compiles lesson N
         d=${d%/} number=${d#lessons/}
         [ "${number%%-*}" -le "$n" ] && includes="$includes -I$d"
