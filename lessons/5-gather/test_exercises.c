@@ -119,6 +119,7 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     char what[768], is[256], gs[512];
     snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
              context, format_ints(indices, n, is, sizeof is), (long long)d, format_literal(g, DIMS(n, d), gs, sizeof gs));
+    expect_read_inside(got, want, size, what); /* g read at the table's row, past its n rows */
     /* The usual mistakes, each told by what it leaves: = for += (each named row holds the last
      * gradient row sent to it), the named rows zeroed before adding (they hold the sum of their
      * gradients alone; the same as = while no row is named twice), and row r found at

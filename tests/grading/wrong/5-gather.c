@@ -54,6 +54,12 @@ void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_
         for (int64_t j = 0; j < d; j++) gtable[indices[i] + j] += g[i * d + j];
 }
 
+/* wrong 5.2: reads g at the table's row, indices[i], where output row i's gradient is row i | expect: read outside an input */
+void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_t d, float *gtable) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < d; j++) gtable[indices[i] * d + j] += g[indices[i] * d + j];
+}
+
 /* wrong 5.3: the bound check uses > v, letting index v through | expect: reject index >= v */
 int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
                               float *out, int64_t *bad_position) {
