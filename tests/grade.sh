@@ -344,8 +344,8 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         if ! in_sandbox 120 67108864 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/exercises.o" \
             $CC $STUDENT_FLAGS -I"$lesson_stage/include" -c "$dir/exercises.c" -o "$lesson_stage/work/exercises.o" \
             >"$lesson_stage/exercises.o" 2>"$out/compile.log"; then
-            trim_log "$out/compile.log" # before anything reads it: a compile may print megabytes of warnings
-            error=$(first_error "$out/compile.log")
+            error=$(first_error "$out/compile.log") # (grep -m 1: it stops at the first)
+            trim_log "$out/compile.log" # before anything else reads it: a compile may print megabytes of warnings
             # shellcheck disable=SC2086 # HEADERS is a list of paths
             hint=$(sh "$(dirname "$0")/undeclared.sh" "$out/compile.log" $HEADERS "$dir/exercises.h")
             # (the compiler's own line, less its suggestion and its flag, so that the hint fits the table)
@@ -355,8 +355,8 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
         elif ! in_sandbox 120 268435456 /bin/sh -c '"$@" >&2 && exec cat "$0"' "$lesson_stage/work/runner" \
             $CC $LINK_FLAGS "$lesson_stage/exercises.o" "$lesson_stage/calls.o" "$stage/lib/runner.o" \
             "$stage/lib/libcourse.a" $LIBS -o "$lesson_stage/work/runner" >"$lesson_stage/runner" 2>"$out/link.log"; then
-            trim_log "$out/link.log"
             error=$(first_error "$out/link.log")
+            trim_log "$out/link.log"
             [ "$sandbox_status" = 124 ] && error="the linker did not finish within $seconds s"
             verdict="compile${tab}${error:-the link failed (see its output)}${tab}linker's output: $out/link.log"
         else

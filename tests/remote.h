@@ -65,8 +65,9 @@ void remote_floats(RemoteCall *c, const float *p, int64_t n);
 void remote_floats_back(RemoteCall *c, float *p, int64_t n);
 void remote_bytes_back(RemoteCall *c, void *p, size_t n);
 /* A tensor: its view (shape, strides, offset), its whole storage and requires_grad. In the
- * runner it is a new leaf with that view of a copy of the storage; what the call left in the
- * storage is copied back, and the gradient backward gives it there comes back into this one. */
+ * runner it is a new leaf with that view of a copy of the storage (one copy per argument,
+ * even where two share a storage here); nothing the call writes into it comes back, but the
+ * gradient backward gives it there comes back into this one. */
 void remote_tensor(RemoteCall *c, Tensor *t);
 
 /* Makes the call and copies back what it wrote; the error message the student's code left

@@ -49,7 +49,7 @@ enum {
     ARG_FLOATS = 6, /* an array of float */
     ARG_BYTES = 7,  /* a struct, as bytes */
     ARG_TENSOR = 8, /* a tensor: u32 rank, u32 requires_grad, i64 shape[rank], i64 strides[rank], then its storage
-                     * (count floats); the view starts at offset. Sent back: the storage */
+                     * (count floats); the view starts at offset. Never sent back */
 };
 
 enum { RET_VOID = 0, RET_INT = 1, RET_TENSOR = 2, RET_NULL_TENSOR = 3 };

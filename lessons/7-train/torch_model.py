@@ -115,8 +115,10 @@ def blas_in_use():
             return "OpenBLAS", path
         if name.startswith("libmkl"):
             return "MKL", path
-        if name.startswith("libblis"):
+        if name.startswith("libblis") or "/blis" in path:
             return "BLIS", path
+        if "/atlas/" in path:
+            return "ATLAS", path
         if name.startswith("libblas.so") and "/blas/" in path:  # Debian's netlib build
             return "reference", path
     return "unknown", "-"

@@ -3,10 +3,10 @@
 # with a message that names the mistake (make test-grader runs it).
 #
 # tests/grading/wrong/N-topic.c holds wrong versions of lesson N's exercises. Each is a whole
-# function after a line of the form
+# function (with any helper it needs before it) after a line of the form
 #     /* wrong ID: the mistake | expect: TEXT */
-# and may be preceded, up to that line, by what it needs (an #include). Round r answers each
-# exercise with its r-th wrong version and every other one with solutions.c. That file runs
+# The file's #include lines go at the top of every round. Round r answers each exercise with
+# its r-th wrong version and every other one with solutions.c. That file runs
 # in-process, linked into the lesson's tests as `make lessonN test` links a student's file, and
 # through the grader (tests/grade.sh, sandboxed); for every exercise both must give the same
 # verdict (passed, wrong, crashed, ...), each wrong version must fail, and both messages must
@@ -32,8 +32,10 @@ fail() { echo "FAIL - $*"; failed=1; }
 # CORPUS ROUND OUT LIST: writes solutions.c with round ROUND's wrong versions to OUT, and
 # "ID<TAB>TEXT<TAB>MISTAKE" per wrong version used to LIST
 make_round() {
+    { grep '^#include' "$1"; echo; } >"$3" # what the wrong versions need
     awk -v round="$2" -v list="$4" '
         FNR == 1 { file++ }
+        file == 1 && /^#include/ { next }
         file == 1 {
             if (match($0, /^\/\* wrong [0-9]+\.[0-9]+: /)) {
                 head = substr($0, RLENGTH + 1)
@@ -43,12 +45,7 @@ make_round() {
                     sub(/ *\*\/ *$/, "", head)
                     k = index(head, " | expect: ")
                     printf "%s\t%s\t%s\n", id, k ? substr(head, k + 11) : "", k ? substr(head, 1, k - 1) : head > list
-                    text[cur] = pending
                 }
-                pending = ""
-            } else if (cur == "" && $0 ~ /^#include/) {
-                pending = pending $0 "\n" # what the next wrong version needs
-                next
             }
             if (cur != "") text[cur] = text[cur] $0 "\n"
             next
@@ -64,7 +61,7 @@ make_round() {
                 next
             }
         }
-        { print }' "$1" "$5" >"$3"
+        { print }' "$1" "$5" >>"$3"
 }
 
 lessons=${*:-$(ls tests/grading/wrong | sed -n 's/^\([0-9]*\)-.*\.c$/\1/p')}
@@ -116,13 +113,19 @@ for n in $lessons; do
                 fail "$what: make test says $kind, the grader: $(printf '%s' "$graded" | cut -c 1-300)"
             elif [ -n "$wrong" ] && [ "$kind" = passed ]; then
                 fail "$what: passes, in make test and in the grader"
+            elif [ -z "$wrong" ] && [ "$kind" != passed ]; then
+                fail "$what: solutions.c's answer fails, in make test and in the grader: $(printf '%s' "$message" | cut -c 1-300)"
             elif [ -n "$expect" ] && { [ "${message#*"$expect"}" = "$message" ] || [ "${graded#*"$expect"}" = "$graded" ]; }; then
                 fail "$what: the message does not say \"$expect\": $(printf '%s' "$message" | cut -c 1-400)"
             elif [ -n "$wrong" ]; then
                 echo "ok - $what: $kind, in make test and in the grader"
             fi
         done <"$at/in-process.tsv"
-        [ -s "$at/in-process.tsv" ] || fail "lesson $n round $r: the in-process run reported nothing ($at/in-process.log)"
+        # every wrong version was reported on (a round that lost one says nothing of it above)
+        while IFS=$tab read -r id _ mistake; do
+            awk -F "$tab" -v id="$id" '$1 == "exercise" && $2 == id { found = 1 } END { exit !found }' "$at/in-process.tsv" ||
+                fail "$id $mistake: make test reported nothing on it ($at/in-process.log)"
+        done <"$at/list.tsv"
         r=$((r + 1))
     done
 done

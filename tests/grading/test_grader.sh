@@ -327,6 +327,25 @@ check "sneaky: lesson 4 is compiled with the course's exercises.h, not the stude
 check "sneaky: lesson 6 defines fprintf, yet 6.1 is still wrong and 6.2 TODO" \
     sh -c "grep -q -E '^  6.1 .* wrong$' '$table' && grep -q -E '^  6.2 .* TODO$' '$table'"
 
+# an answer that rewrites its inputs, from which the test computes what it expects: zeroed, a
+# loss of 0 would match (what the runner writes into a tensor argument never comes back)
+mkdir -p "$fixtures/rewrite-inputs/lessons/2-reduce"
+{ sh tests/stubs.sh lessons/2-reduce/exercises.h | sed 's/^Tensor \*ex2_4_mse_loss(/Tensor *ex2_4_stub(/'
+  cat <<'EOF'
+#include "broadcast.h"
+#include "reduce.h"
+Tensor *ex2_4_mse_loss(Tensor *pred, Tensor *target) {
+    for (int64_t i = 0; i < pred->storage->size; i++) pred->storage->data[i] = 0;
+    for (int64_t i = 0; i < target->storage->size; i++) target->storage->data[i] = 0;
+    return tensor_mul_scalar(tensor_sum(tensor_pow_scalar(tensor_sub(pred, target), 2.0f)), 1.0f);
+}
+EOF
+} >"$fixtures/rewrite-inputs/lessons/2-reduce/exercises.c"
+grade grader-rewrite-inputs "$fixtures/rewrite-inputs" --exercise 2.4
+show=$fixtures/grader-rewrite-inputs.txt
+check "sneaky: 2.4 that zeroes its input tensors (so that the expected loss would be 0) is wrong" \
+    sh -c "grep -q -E '^  2.4 .* 0 / 2 +wrong$' '$show'"
+
 # ---- the sandbox itself: the compiler's filter, and how an exit status reads -----------------
 tcp='exec 3<>/dev/tcp/127.0.0.1/9; echo "status $?"' # bash's /dev/tcp: a socket and a connect
 /bin/bash -c "$tcp" >"$fixtures/tcp-outside.txt" 2>&1

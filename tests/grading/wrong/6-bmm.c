@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-/* wrong 6.1: lines the batch dims up from the left, not from the right | expect: from the right */
+/* wrong 6.1: lines the batch dims up from the left, not from the right | expect: do broadcast: compare the batch dims from the right */
 int ex6_1_matmul_shape(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {
     int64_t pa[8], pb[8];
     int ra = a_rank, rb = b_rank;
@@ -131,7 +131,7 @@ void ex6_2_bmm_backward(const float *a, const float *b, const float *g, int64_t 
     }
 }
 
-/* wrong 6.3: zeroes dw inside the batch loop, so only the last batch's gradient is left | expect: gradient alone */
+/* wrong 6.3: zeroes dw inside the batch loop, so only the last batch's gradient is left | expect: gradient alone: every batch used w */
 void ex6_3_shared_weight_grad(const float *x, const float *g, int64_t batch, int64_t m, int64_t k, int64_t n,
                               float *dw) {
     for (int64_t bi = 0; bi < batch; bi++) {

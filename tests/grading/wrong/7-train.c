@@ -105,7 +105,7 @@ void ex7_4_adamw_step(float *param, const float *grad, float *m, float *v, int64
     }
 }
 
-/* wrong 7.4: bias-corrects m but not v | expect: vhat */
+/* wrong 7.4: bias-corrects m but not v | expect: m was bias-corrected but v was not */
 void ex7_4_adamw_step(float *param, const float *grad, float *m, float *v, int64_t n, int64_t step, float lr,
                       float beta1, float beta2, float eps, float weight_decay) {
     float bias1 = 1.0f - powf(beta1, (float)step);
