@@ -616,6 +616,25 @@ check "output: every exercise prints 600 KB: past the submission's 8 MiB the res
         grep -q 'not run: this submission.s programs printed [0-9]* bytes before it, past the 8388608' '$show' &&
         [ $took -le 120 ] && [ $kept -le 16384 ]"
 
+# staging holds one lesson's object and runner at a time: two lessons, each an object and a
+# runner of 40 MB, never take the staging directory past about one lesson's 80 MB (its size is
+# polled while grade.sh runs; kept to the end, the two lessons' stages made 160 MB)
+for dir in lessons/1-broadcast lessons/2-reduce; do
+    mkdir -p "$fixtures/big-lessons/$dir"
+    { printf '__asm__(".section .rodata\\n.fill 40000000, 1, 0\\n.previous");\n'; sh tests/stubs.sh "$dir/exercises.h"; } \
+        >"$fixtures/big-lessons/$dir/exercises.c"
+done
+staging=$(mktemp -d "${TMPDIR:-/tmp}/grader-staging.XXXXXX") && chmod 755 "$staging"
+( while :; do du -s -k "$staging" 2>/dev/null | cut -f 1; sleep 0.1; done ) >"$fixtures/staging-sizes.txt" &
+poll=$!
+TMPDIR=$staging BUILD=$build MAKE=$make sh tests/grade.sh --submission "$fixtures/big-lessons" --name grader-big-lessons \
+    >"$fixtures/grader-big-lessons.txt" 2>&1
+kill $poll
+largest=$(sort -n "$fixtures/staging-sizes.txt" | tail -n 1)
+rm -rf "$staging"
+show=$fixtures/grader-big-lessons.txt
+check "files: two lessons of a 40 MB object and runner each: staging peaked at ${largest:-?} KB, one lesson's (under 120 MB)" \
+    sh -c "grep -q -E '^  2.4 .* TODO$' '$show' && [ '${largest:-999999}' -lt 122880 ]"
 # a compile that writes a 300 MB object: over the 256 MiB a file may have
 mkdir -p "$fixtures/big-object/lessons/1-broadcast"
 { printf '__asm__(".section .rodata\\n.fill 300000000, 1, 0\\n.previous");\n'; sh tests/stubs.sh lessons/1-broadcast/exercises.h; } \
