@@ -155,27 +155,25 @@ static void probe_3_3(void) {
 }
 
 static void check_3_3(const float *x, const float *g_in, int64_t d, const char *context) {
-    /* s and g are followed by nan, so a loop that reads past d shows up as nan */
-    float s[64 + OUTPUT_GUARD], g[64 + OUTPUT_GUARD], want[64], got[64 + OUTPUT_GUARD];
-    for (int64_t j = 0; j < d + OUTPUT_GUARD; j++) s[j] = g[j] = j < d ? 0.0f : NAN;
-    memcpy(g, g_in, (size_t)d * sizeof(float));
-    library_row(x, d, g, s, want);
+    /* s and g between runs of nan, so a loop that reads outside them shows up as nan */
+    float s_row[64], want[64], got[64 + OUTPUT_GUARD];
+    library_row(x, d, g_in, s_row, want);
+    const float *s = guarded_input(s_row, d), *g = guarded_input(g_in, d);
     for (int64_t j = 0; j < d; j++) {
         got[j] = 10.0f + (float)j; /* gradients already there: add, do not overwrite */
         want[j] += 10.0f + (float)j;
     }
     for (int64_t j = d; j < d + OUTPUT_GUARD; j++) got[j] = MARK;
-    guard_hint(s, (size_t)(d + OUTPUT_GUARD) * sizeof *s);
-    guard_hint(g, (size_t)(d + OUTPUT_GUARD) * sizeof *g);
     guard_hint(got, (size_t)(d + OUTPUT_GUARD) * sizeof *got);
     ex3_3_softmax_row_backward(s, g, d, got);
     char what[768], ss[256], gs[256];
-    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g are followed "
-             "by nan: a nan in dx means a read past d)", context, format_floats(s, d, ss, sizeof ss),
+    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g lie between "
+             "nans: a nan in dx means a read outside them)", context, format_floats(s, d, ss, sizeof ss),
              format_floats(g, d, gs, sizeof gs));
     bool past_end = false;
     for (int64_t j = d; j < d + OUTPUT_GUARD; j++) past_end |= got[j] != MARK;
     ck_assert_msg(!past_end, "%s: wrote past the end of dx (dx has %lld floats)", what, (long long)d);
+    expect_read_inside(got, want, d, what); /* before the checks below, which a nan would mislead */
     ck_assert_msg(fabsf(got[0] - (want[0] - 10.0f)) > 1e-6f,
                   "%s: dx[0] is %g, the new gradient alone: add it to what dx already holds (+=), do not overwrite dx",
                   what, (double)got[0]);

@@ -56,6 +56,13 @@ void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float
     for (int64_t i = 0; i < d; i++) dx[i] += s[i] * (dot - g[i]);
 }
 
+/* wrong 3.3: the dot product's loop runs to j <= d, one past the row | expect: read outside an input */
+void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float *dx) {
+    float dot = 0.0f;
+    for (int64_t j = 0; j <= d; j++) dot += g[j] * s[j];
+    for (int64_t i = 0; i < d; i++) dx[i] += s[i] * (g[i] - dot);
+}
+
 /* wrong 3.4: subtracts m inside the exps but not from x_j | expect: subtract m from x_j too */
 void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) {
     float largest = -INFINITY, total = 0.0f;
