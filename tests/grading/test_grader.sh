@@ -559,27 +559,20 @@ check "time: a runner that prints a 300 KB assert line crashes, reported in a bo
 # may: 600 KB of short lines, one 900 KB line of bytes of every value, or 600 KB of lines shaped
 # like failed asserts. In all, over the 2 MiB an exercise may: too much output, and in no more
 # time than 1.2's limit (3 s, and 5 s for each of its 3 tests) plus 5 s, in each mode.
-ex1_2_submission print-lines stdio.h <<'EOF'
+for shape in lines bytes asserts; do
+    case $shape in
+    lines) print="for (int i = 0; i < 600000; i++) fputc(i % 100 ? 'x' : 10, stderr);" ;;
+    bytes) print='for (int i = 0; i < 900000; i++) fputc(i * 7 % 256, i % 2 ? stderr : stdout);' ;;
+    asserts) print='for (int i = 0; i < 12000; i++) fprintf(stderr, "runner: exercises.c:%d: f: Assertion `x%d'"'"' failed.\n", i, i);' ;;
+    esac
+    ex1_2_submission "print-$shape" stdio.h <<EOF
     static int once;
-    for (int i = 0; !once && i < 600000; i++) fputc(i % 100 ? 'x' : '\n', stderr);
+    if (!once) { $print }
     once = 1;
     out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
     return 0;
 EOF
-ex1_2_submission print-bytes stdio.h <<'EOF'
-    static int once;
-    for (int i = 0; !once && i < 900000; i++) fputc(i * 7 % 256, i % 2 ? stderr : stdout);
-    once = 1;
-    out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
-    return 0;
-EOF
-ex1_2_submission print-asserts stdio.h <<'EOF'
-    static int once;
-    for (int i = 0; !once && i < 12000; i++) fprintf(stderr, "runner: exercises.c:%d: f: Assertion `x%d' failed.\n", i, i);
-    once = 1;
-    out[0] = 2, out[1] = 3, *out_rank = 2; (void)a, (void)a_rank, (void)b, (void)b_rank;
-    return 0;
-EOF
+done
 for mode in auto uid; do
     [ $mode = uid ] && [ "$(id -u)" != 0 ] && continue
     sandbox_env=
