@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "kernels.h"
+#include "kernels_fast.h"
 #include "rng.h"
 
 /* ==== matrices inside guarded buffers ======================================================= */
@@ -90,10 +90,10 @@ static void expect_same_mat(const char *what, const Mat *got, const Mat *want, d
         for (const char *name = use_kernels(*setting_); name; name = NULL)                           \
             if (strcmp(name, "reference") != 0)
 
-/* Sizes from 1 to past two tiles of the transposing copy (256 x 32) and of lesson 1's tiles
+/* Sizes from 1 to past two tiles of the transposing copy (256 x 128) and of lesson 1's tiles
  * (256 x 64), with the tails of 8- and 16-wide vectors between. */
 static const int64_t row_sizes[] = {1, 2, 7, 8, 9, 33, 255, 257, 513};
-static const int64_t col_sizes[] = {1, 3, 8, 9, 16, 17, 31, 32, 33, 63, 65, 129};
+static const int64_t col_sizes[] = {1, 3, 8, 9, 16, 17, 31, 32, 33, 63, 65, 129, 263};
 enum { N_ROWS = sizeof row_sizes / sizeof row_sizes[0], N_COLS = sizeof col_sizes / sizeof col_sizes[0] };
 
 /* ==== the core: strided copy and accumulate ================================================= */
@@ -134,6 +134,28 @@ START_TEST(test_strided_kernels) {
                 free(src.buf), free(dst.buf), free(want.buf);
             }
     }
+}
+END_TEST
+
+/* A transposed copy larger than KERNELS_STREAM_BYTES into rows that start on a line: the
+ * streamed path, with 8 rows left over after the 16 x 16 blocks. */
+START_TEST(test_strided_copy_streamed) {
+    enum { ROWS = 2056, COLS = 2064 }; /* 17 MB; rows of 2064 floats start on a line, and 2056 rows are 8 past 16s */
+    float *src = malloc((size_t)ROWS * COLS * sizeof(float));
+    float *got = aligned_alloc(64, (size_t)ROWS * COLS * sizeof(float)), *want = malloc((size_t)ROWS * COLS * sizeof(float));
+    ck_assert(src && got && want);
+    ck_assert((int64_t)ROWS * COLS * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+    for (int64_t i = 0; i < (int64_t)ROWS * COLS; i++) src[i] = (float)i;
+    const int64_t shape[2] = {ROWS, COLS}, dst_strides[2] = {COLS, 1}, src_strides[2] = {1, ROWS};
+    strided_copy_reference(2, shape, want, dst_strides, src, src_strides);
+    FOR_EACH_FAST_SETTING(name) {
+        memset(got, 0, (size_t)ROWS * COLS * sizeof(float));
+        kernels()->copy(2, shape, got, dst_strides, src, src_strides);
+        char what[120];
+        snprintf(what, sizeof what, "%s kernels, copy of a transposed (%d,%d) into rows on a line", name, ROWS, COLS);
+        expect_same(what, got, want, (int64_t)ROWS * COLS, 0);
+    }
+    free(src), free(got), free(want);
 }
 END_TEST
 
@@ -412,6 +434,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(core, 60);
     add_test(core, test_strided_kernels);
     add_test(core, test_strided_kernels_aliasing);
+    add_test(core, test_strided_copy_streamed);
     add_test(core, test_binary_kernels);
     add_test(core, test_softmax_kernels);
     add_test(core, test_gather_kernel);
