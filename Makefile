@@ -323,9 +323,10 @@ memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(
 	@sh tests/ensure-deps.sh valgrind
 	@BUILD='$(BUILD)' sh tests/memcheck.sh $(WALKTHROUGHS) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
 
-# The walk-through output quoted in docs/ is copied from the programs, never typed in.
-docs: $(WALKTHROUGHS) $(PLOTS)
-	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' sh tests/docs.sh update
+# The walk-through output quoted in docs/ is copied from the programs, never typed in, and so
+# is each page's benchmark run (minutes; DOCS_BENCH=0 leaves those as they are).
+docs: $(WALKTHROUGHS) $(PLOTS) $(BENCHES)
+	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' DOCS_BENCH='$(DOCS_BENCH)' sh tests/docs.sh update
 	@mkdir -p docs/img
 	@for d in $(LESSON_DIRS); do n=$${d#lessons/}; n=$${n%%-*}; \
 	    for png in $(BUILD)/lesson$$n/*.png; do [ -f "$$png" ] || continue; \

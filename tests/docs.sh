@@ -4,7 +4,8 @@
 #   tests/docs.sh check    fails if a quoted block differs from the program's output, or if a
 #                          walk-through's section numbers and its page's headings disagree
 #   tests/docs.sh update   rewrites the quoted blocks from the program's output (and checks the
-#                          section numbers too: those it cannot rewrite)
+#                          section numbers too: those it cannot rewrite), and the benchmark runs
+#                          the pages quote after "<!-- bench: lessonN -->" (DOCS_BENCH=0: not those)
 #   tests/docs.sh readme LOG [update]   compares (or rewrites) the summary of `make test`
 #                          that README.md quotes after "<!-- output: make test summary -->"
 #                          with the end of LOG, the output of `make test` on a clean checkout
@@ -117,6 +118,54 @@ for doc in docs/*.md; do
             diff "$doc" "$outputs/doc.tmp" | head -20 >&2
             status=1
         fi
+    fi
+done
+rm -f "$outputs/doc.tmp"
+
+# Benchmark runs. A block after "<!-- bench: lessonN -->" is the whole output of lesson N's
+# benchmark, the run a page's "How fast" section reads. `update` runs each such benchmark once
+# (minutes, on a machine that should be quiet; DOCS_BENCH=0 skips them) and rewrites the
+# blocks; `check` only makes sure that each block is that benchmark's output, since its
+# numbers change from run to run.
+bench_lessons=$(sed -n 's/^<!-- bench: lesson\([0-9]*\) -->$/\1/p' docs/*.md | sort -u)
+for n in $bench_lessons; do
+    [ "$mode" = update ] && [ "${DOCS_BENCH:-1}" != 0 ] || break
+    program=$build/lesson$n/bench
+    [ -x "$program" ] || { echo "docs.sh: $program is not built (run make first)" >&2; exit 2; }
+    echo "docs.sh: running lesson $n's benchmark for the docs (make sure the machine is quiet)"
+    ${EMULATOR:-} "$program" >"$outputs/bench$n.txt" 2>&1 || { echo "docs.sh: $program failed" >&2; exit 2; }
+done
+for doc in docs/*.md; do
+    grep -q '^<!-- bench: lesson[0-9]* -->$' "$doc" || continue
+    awk -v outputs="$outputs" -v doc="$doc" -v rewrite="$([ "$mode" = update ] && [ "${DOCS_BENCH:-1}" != 0 ] && echo 1)" '
+        function fail(message) { printf "%s: %s\n", doc, message > "/dev/stderr"; bad = 1 }
+        skipping && /^```$/ { skipping = 0; if (!rewrite) print; next }
+        skipping { if (!rewrite) print; next }
+        /^<!-- bench: lesson[0-9]+ -->$/ {
+            print
+            n = $0; sub(/^<!-- bench: lesson/, "", n); sub(/ -->$/, "", n)
+            if ((getline line) <= 0 || line != "```text") { fail("no ```text block after " $0); print line; next }
+            skipping = 1
+            if (rewrite) {
+                file = outputs "/bench" n ".txt"
+                printf "```text\n"
+                while ((getline out < file) > 0) printf "%s\n", out
+                close(file)
+                printf "```\n"
+            } else {
+                print line
+                if ((getline line) <= 0 || index(line, "==== lesson " n ": ") != 1)
+                    fail("the block after <!-- bench: lesson" n " --> is not lesson " n "'"'"'s benchmark output (it starts with ==== lesson " n ":)")
+                print line
+            }
+            next
+        }
+        { print }
+        END { exit bad }
+    ' "$doc" >"$outputs/doc.tmp" || { status=1; continue; }
+    if [ "$mode" = update ] && ! cmp -s "$doc" "$outputs/doc.tmp"; then
+        cp "$outputs/doc.tmp" "$doc"
+        echo "updated $doc (benchmark output)"
     fi
 done
 rm -f "$outputs/doc.tmp"

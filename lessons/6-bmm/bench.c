@@ -232,6 +232,13 @@ static BenchTime time_library_square(const BenchOptions *o, int64_t n, const flo
  * process of its own and so not in turns with it, as bench_pair would: when the speed ratio
  * misses `need`, the library is timed up to twice more, each after half a second idle (a busy
  * spell can last seconds), keeping its best time. */
+/* The targets, as fractions of tuned OpenBLAS's speed (issue 27): the batched shape's products
+ * are the library's own loop over the batch against a loop of cblas_sgemm calls, so the
+ * library should not lose there; at 512^3 it met 0.91 on an Intel Xeon and 1.01 on an AMD EPYC
+ * (docs/6-bmm.md). */
+#define TARGET_SQUARE 0.80
+#define TARGET_BATCHED 0.95
+
 static BenchTime time_library_against(const BenchOptions *o, const LibraryCase *c, double base, double need) {
     BenchTime t = time_library(o, c);
     for (int spell = 1; spell < 3 && !o->quick && base / t.best < need; spell++) {
@@ -539,7 +546,7 @@ int main(int argc, char **argv) {
         double flop = 2.0 * (double)n * (double)n * (double)n, rate[8];
         for (int q = 0; q < 8; q++) rate[q] = NAN;
         LibraryCase square = square_case(n, x.a, x.b, ROW_MAJOR, ROW_MAJOR);
-        BenchTime library = have_blas && n == 512 ? time_library_against(&o, &square, blas[tuned].square[s], 0.5)
+        BenchTime library = have_blas && n == 512 ? time_library_against(&o, &square, blas[tuned].square[s], TARGET_SQUARE)
                                                   : time_library(&o, &square);
         double base = have_blas ? blas[tuned].square[s] : library.best;
         char what[160];
@@ -590,7 +597,7 @@ int main(int argc, char **argv) {
     bench_table_header(what, "GFLOP/s", have_blas ? "tuned OpenBLAS on the same variant" : "the library");
     BenchTime contiguous_batched = {0, 0, 0};
     for (int v = 0; v < N_BATCHED; v++) {
-        BenchTime t = have_blas ? time_library_against(&o, &batched[v], blas[tuned].batched[v], 0.5)
+        BenchTime t = have_blas ? time_library_against(&o, &batched[v], blas[tuned].batched[v], TARGET_BATCHED)
                                 : time_library(&o, &batched[v]);
         double base = have_blas ? blas[tuned].batched[v] : t.best;
         snprintf(what, sizeof what, "library, %s", batched_name[v]);
@@ -636,14 +643,14 @@ int main(int argc, char **argv) {
     /* ---- the issue's targets ---------------------------------------------------------------- */
     printf("\n");
     if (!have_blas)
-        printf("target: library matmul >= 0.50 of tuned OpenBLAS: not measured (no OpenBLAS)\n");
+        printf("target: library matmul >= %.2f of tuned OpenBLAS: not measured (no OpenBLAS)\n", TARGET_SQUARE);
     else if (isnan(ratio_at_512))
         printf("target: library matmul at 512x512x512 vs tuned OpenBLAS: not measured (512 is not in --sizes)\n");
     else
-        bench_target_at_least("library matmul at 512x512x512, speed relative to tuned OpenBLAS", ratio_at_512, 0.50);
+        bench_target_at_least("library matmul at 512x512x512, speed relative to tuned OpenBLAS", ratio_at_512, TARGET_SQUARE);
     for (int v = 0; v < N_BATCHED && have_blas; v++) {
         snprintf(what, sizeof what, "library batched matmul, %s, speed relative to tuned OpenBLAS", batched_name[v]);
-        bench_target_at_least(what, batched_ratio[v], 0.50);
+        bench_target_at_least(what, batched_ratio[v], TARGET_BATCHED);
     }
     snprintf(what, sizeof what, "slowest view at %lld^3 within 2x of contiguous operands (time / contiguous's)", (long long)nv);
     bench_target_at_most(what, worst_view, 2.0);
