@@ -324,7 +324,8 @@ memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(
 	@BUILD='$(BUILD)' sh tests/memcheck.sh $(WALKTHROUGHS) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
 
 # The walk-through output quoted in docs/ is copied from the programs, never typed in, and so
-# is each page's benchmark run (minutes; DOCS_BENCH=0 leaves those as they are).
+# is each page's benchmark run (minutes; DOCS_BENCH=0 leaves those as they are, DOCS_BENCH="4 7"
+# reruns lessons 4 and 7's alone).
 docs: $(WALKTHROUGHS) $(PLOTS) $(BENCHES)
 	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' DOCS_BENCH='$(DOCS_BENCH)' sh tests/docs.sh update
 	@mkdir -p docs/img

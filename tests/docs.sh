@@ -5,7 +5,8 @@
 #                          walk-through's section numbers and its page's headings disagree
 #   tests/docs.sh update   rewrites the quoted blocks from the program's output (and checks the
 #                          section numbers too: those it cannot rewrite), and the benchmark runs
-#                          the pages quote after "<!-- bench: lessonN -->" (DOCS_BENCH=0: not those)
+#                          the pages quote after "<!-- bench: lessonN -->" (DOCS_BENCH=0: not those;
+#                          DOCS_BENCH="4 7": lessons 4 and 7's alone)
 #   tests/docs.sh readme LOG [update]   compares (or rewrites) the summary of `make test`
 #                          that README.md quotes after "<!-- output: make test summary -->"
 #                          with the end of LOG, the output of `make test` on a clean checkout
@@ -126,10 +127,16 @@ rm -f "$outputs/doc.tmp"
 # benchmark, the run a page's "How fast" section reads. `update` runs each such benchmark once
 # (minutes, on a machine that should be quiet; DOCS_BENCH=0 skips them) and rewrites the
 # blocks; `check` only makes sure that each block is that benchmark's output, since its
-# numbers change from run to run.
+# numbers change from run to run. DOCS_BENCH="4 7" runs those lessons' alone.
 bench_lessons=$(sed -n 's/^<!-- bench: lesson\([0-9]*\) -->$/\1/p' docs/*.md | sort -u)
-for n in $bench_lessons; do
-    [ "$mode" = update ] && [ "${DOCS_BENCH:-1}" != 0 ] || break
+case "${DOCS_BENCH:-1}" in
+    1) rerun=$bench_lessons ;;
+    0) rerun= ;;
+    *) rerun=$DOCS_BENCH ;;
+esac
+[ "$mode" = update ] || rerun=
+for n in $rerun; do
+    case " $(echo $bench_lessons) " in *" $n "*) ;; *) echo "docs.sh: no page quotes lesson $n's benchmark (DOCS_BENCH)" >&2; exit 2 ;; esac
     program=$build/lesson$n/bench
     [ -x "$program" ] || { echo "docs.sh: $program is not built (run make first)" >&2; exit 2; }
     echo "docs.sh: running lesson $n's benchmark for the docs (make sure the machine is quiet)"
@@ -137,13 +144,14 @@ for n in $bench_lessons; do
 done
 for doc in docs/*.md; do
     grep -q '^<!-- bench: lesson[0-9]* -->$' "$doc" || continue
-    awk -v outputs="$outputs" -v doc="$doc" -v rewrite="$([ "$mode" = update ] && [ "${DOCS_BENCH:-1}" != 0 ] && echo 1)" '
+    awk -v outputs="$outputs" -v doc="$doc" -v rerun=" $(echo $rerun) " '
         function fail(message) { printf "%s: %s\n", doc, message > "/dev/stderr"; bad = 1 }
         skipping && /^```$/ { skipping = 0; if (!rewrite) print; next }
         skipping { if (!rewrite) print; next }
         /^<!-- bench: lesson[0-9]+ -->$/ {
             print
             n = $0; sub(/^<!-- bench: lesson/, "", n); sub(/ -->$/, "", n)
+            rewrite = index(rerun, " " n " ") > 0
             if ((getline line) <= 0 || line != "```text") { fail("no ```text block after " $0); print line; next }
             skipping = 1
             if (rewrite) {
