@@ -553,13 +553,13 @@ START_TEST(test_accumulate_overlapping) {
 END_TEST
 
 /* tensor_contiguous and tensor_to_array of transposed, flipped and offset views at sizes around
- * the fast path's tiles (256 x 32) and its 8 x 16 blocks, under every COURSE_KERNELS setting. */
+ * the fast path's tiles (256 x 128) and its 16 x 16 blocks, under every COURSE_KERNELS setting. */
 START_TEST(test_contiguous_of_transposes) {
-    const int64_t sizes[] = {0, 1, 7, 8, 9, 16, 17, 33, 65, 257, 300};
+    const int64_t sizes[] = {0, 1, 7, 8, 9, 16, 17, 33, 65, 129, 257, 300};
     for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
         const char *kernels = use_kernels(*mode);
-        for (int i = 0; i < 11; i++)
-            for (int j = 0; j < 11; j++) {
+        for (int i = 0; i < 12; i++)
+            for (int j = 0; j < 12; j++) {
                 int64_t r = sizes[i], c = sizes[j];
                 /* a (c+2, r+3) buffer; the view is its (r, c) transpose, offset by one row and column,
                  * and in the second form also walked backwards along both dims */
