@@ -324,8 +324,8 @@ memcheck: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) $(
 	@BUILD='$(BUILD)' sh tests/memcheck.sh $(WALKTHROUGHS) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS)
 
 # The walk-through output quoted in docs/ is copied from the programs, never typed in, and so
-# is each page's benchmark run (minutes; DOCS_BENCH=0 leaves those as they are, DOCS_BENCH="4 7"
-# reruns lessons 4 and 7's alone).
+# is each page's benchmark run (minutes; DOCS_BENCH=none leaves those as they are,
+# DOCS_BENCH="4 7" reruns lessons 4 and 7's alone).
 docs: $(WALKTHROUGHS) $(PLOTS) $(BENCHES)
 	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' DOCS_BENCH='$(DOCS_BENCH)' sh tests/docs.sh update
 	@mkdir -p docs/img
@@ -447,7 +447,7 @@ help:
 	@echo "make bench-plots     run the benchmarks that have a plot, one at a time, and draw them (also per lesson)"
 	@echo "make memcheck        run every walk-through and test program under valgrind (no error, no leak)"
 	@echo "make golden          regenerate tests/golden/ (numpy and PyTorch's answers) with PYTHON=$(PYTHON)"
-	@echo "make docs            copy the walk-throughs' output and the plots into docs/ (make check-docs compares)"
+	@echo "make docs            copy the walk-throughs' output, the plots and a run of each benchmark into docs/ (DOCS_BENCH=none: no benchmarks; make check-docs compares)"
 	@echo "make grade           grade this checkout's exercises (SUBMISSION=DIR, LESSON=N, EXERCISE=ID, RESULTS=FILE, STRICT=1)"
 	@echo "make grade-all       grade every student in SUBMISSIONS=DIR, write a gradebook (GRADEBOOK=DIR, LESSON=N)"
 ifneq ($(wildcard tests/grading),) # the course's repository, not the student handout

@@ -266,10 +266,10 @@ VECTOR_BODY void store8(Write how, float *d, vf8 v) {
 }
 
 /* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15. The block goes
- * through a 1 KB buffer, 8 rows of s at a time, each row's whole line (16 floats) read at once:
- * rows of s a power of two apart share a set of the L1 cache, and 16 lines in one set evict
- * one another before their second halves are read. Out of the buffer, each row of d gets a
- * whole line at once. */
+ * through a 1 KB buffer, 8 rows of s at a time, both halves of their lines (16 floats) before
+ * the next 8: rows of s a power of two apart share a set of the L1 cache (8 or 12 ways), and
+ * 16 lines in one set evict one another before their second halves are read. Out of the
+ * buffer, each row of d gets a whole line at once. */
 VECTOR_BODY void transpose16(Write how, float *d, int64_t ld, const float *s, int64_t ls) {
     float block[16 * 16] __attribute__((aligned(64)));
     for (int g = 0; g < 16; g += 8) {

@@ -5,7 +5,7 @@
 #                          walk-through's section numbers and its page's headings disagree
 #   tests/docs.sh update   rewrites the quoted blocks from the program's output (and checks the
 #                          section numbers too: those it cannot rewrite), and the benchmark runs
-#                          the pages quote after "<!-- bench: lessonN -->" (DOCS_BENCH=0: not those;
+#                          the pages quote after "<!-- bench: lessonN -->" (DOCS_BENCH=none: not those;
 #                          DOCS_BENCH="4 7": lessons 4 and 7's alone)
 #   tests/docs.sh readme LOG [update]   compares (or rewrites) the summary of `make test`
 #                          that README.md quotes after "<!-- output: make test summary -->"
@@ -125,22 +125,27 @@ rm -f "$outputs/doc.tmp"
 
 # Benchmark runs. A block after "<!-- bench: lessonN -->" is the whole output of lesson N's
 # benchmark, the run a page's "How fast" section reads. `update` runs each such benchmark once
-# (minutes, on a machine that should be quiet; DOCS_BENCH=0 skips them) and rewrites the
-# blocks; `check` only makes sure that each block is that benchmark's output, since its
-# numbers change from run to run. DOCS_BENCH="4 7" runs those lessons' alone.
+# (minutes, on a machine that should be quiet) and rewrites the blocks: DOCS_BENCH unset or
+# "all", every one; "none", none; "4 7", lessons 4 and 7's. `check` only makes sure that each
+# block is that benchmark's output, since its numbers change from run to run; a page's prose
+# quotes ranges over runs, not the block's numbers.
 bench_lessons=$(sed -n 's/^<!-- bench: lesson\([0-9]*\) -->$/\1/p' docs/*.md | sort -u)
-case "${DOCS_BENCH:-1}" in
-    1) rerun=$bench_lessons ;;
-    0) rerun= ;;
+case "${DOCS_BENCH:-all}" in
+    all) rerun=$bench_lessons ;;
+    none) rerun= ;;
     *) rerun=$DOCS_BENCH ;;
 esac
 [ "$mode" = update ] || rerun=
 for n in $rerun; do
-    case " $(echo $bench_lessons) " in *" $n "*) ;; *) echo "docs.sh: no page quotes lesson $n's benchmark (DOCS_BENCH)" >&2; exit 2 ;; esac
+    case " $(echo $bench_lessons) " in
+        *" $n "*) ;;
+        *) echo "docs.sh: DOCS_BENCH=$DOCS_BENCH: no page quotes the benchmark of lesson '$n' (the pages quote lessons $(echo $bench_lessons); or all, none)" >&2; exit 2 ;;
+    esac
     program=$build/lesson$n/bench
     [ -x "$program" ] || { echo "docs.sh: $program is not built (run make first)" >&2; exit 2; }
     echo "docs.sh: running lesson $n's benchmark for the docs (make sure the machine is quiet)"
-    ${EMULATOR:-} "$program" >"$outputs/bench$n.txt" 2>&1 || { echo "docs.sh: $program failed" >&2; exit 2; }
+    # stdout alone: what the benchmark prints as its report (warnings go to the terminal)
+    ${EMULATOR:-} "$program" >"$outputs/bench$n.txt" || { echo "docs.sh: $program failed" >&2; exit 2; }
 done
 for doc in docs/*.md; do
     grep -q '^<!-- bench: lesson[0-9]* -->$' "$doc" || continue

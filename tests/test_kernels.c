@@ -90,10 +90,10 @@ static void expect_same_mat(const char *what, const Mat *got, const Mat *want, d
         for (const char *name = use_kernels(*setting_); name; name = NULL)                           \
             if (strcmp(name, "reference") != 0)
 
-/* Sizes from 1 to past two tiles of the transposing copy (256 x 128) and of lesson 1's tiles
- * (256 x 64), with the tails of 8- and 16-wide vectors between. */
+/* Sizes from 1 to past two tiles of lesson 1's (256 x 64), and of the transposing copy's 256
+ * rows, with the tails of 8- and 16-wide vectors between (test_transposes: its 128 columns). */
 static const int64_t row_sizes[] = {1, 2, 7, 8, 9, 33, 255, 257, 513};
-static const int64_t col_sizes[] = {1, 3, 8, 9, 16, 17, 31, 32, 33, 63, 65, 129, 263};
+static const int64_t col_sizes[] = {1, 3, 8, 9, 16, 17, 31, 32, 33, 63, 65, 129};
 enum { N_ROWS = sizeof row_sizes / sizeof row_sizes[0], N_COLS = sizeof col_sizes / sizeof col_sizes[0] };
 
 /* ==== the core: strided copy and accumulate ================================================= */
@@ -137,23 +137,59 @@ START_TEST(test_strided_kernels) {
 }
 END_TEST
 
-/* A transposed copy larger than KERNELS_STREAM_BYTES into rows that start on a line: the
- * streamed path, with 8 rows left over after the 16 x 16 blocks. */
-START_TEST(test_strided_copy_streamed) {
-    enum { ROWS = 2056, COLS = 2064 }; /* 17 MB; rows of 2064 floats start on a line, and 2056 rows are 8 past 16s */
-    float *src = malloc((size_t)ROWS * COLS * sizeof(float));
-    float *got = aligned_alloc(64, (size_t)ROWS * COLS * sizeof(float)), *want = malloc((size_t)ROWS * COLS * sizeof(float));
-    ck_assert(src && got && want);
-    ck_assert((int64_t)ROWS * COLS * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
-    for (int64_t i = 0; i < (int64_t)ROWS * COLS; i++) src[i] = (float)i;
-    const int64_t shape[2] = {ROWS, COLS}, dst_strides[2] = {COLS, 1}, src_strides[2] = {1, ROWS};
-    strided_copy_reference(2, shape, want, dst_strides, src, src_strides);
+/* The transposing copy and accumulate on every pair of sizes around its 16 x 16 blocks, its 8
+ * x 8 leftovers and its tiles (256 x 128, past two of them), from a column-major source into a
+ * row-major destination and into one with padded rows that start off a cache line. */
+START_TEST(test_transposes) {
+    const int64_t sizes[] = {1, 8, 15, 16, 17, 24, 127, 129, 257, 300};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    Rng rng = rng_seeded(test_seed());
     FOR_EACH_FAST_SETTING(name) {
-        memset(got, 0, (size_t)ROWS * COLS * sizeof(float));
-        kernels()->copy(2, shape, got, dst_strides, src, src_strides);
-        char what[120];
-        snprintf(what, sizeof what, "%s kernels, copy of a transposed (%d,%d) into rows on a line", name, ROWS, COLS);
-        expect_same(what, got, want, (int64_t)ROWS * COLS, 0);
+        const Kernels *k = kernels();
+        for (int r = 0; r < N; r++)
+            for (int c = 0; c < N; c++)
+                for (int padded = 0; padded < 2; padded++)
+                    for (int add = 0; add < 2; add++) {
+                        int64_t rows = sizes[r], cols = sizes[c];
+                        Mat src = mat_new(&rng, rows, cols, COL_MAJOR, -1, 1);
+                        Mat dst = mat_new(&rng, rows, cols, padded ? PADDED : ROW_MAJOR, -1, 1), want = mat_copy(&dst);
+                        StridedKernel *fast = add ? k->accumulate : k->copy;
+                        StridedKernel *reference = add ? strided_accumulate_reference : strided_copy_reference;
+                        fast(2, shape_of(&src), at(&dst), strides_of(&dst), at(&src), strides_of(&src));
+                        reference(2, shape_of(&src), at(&want), strides_of(&want), at(&src), strides_of(&src));
+                        char what[160];
+                        snprintf(what, sizeof what, "%s kernels, %s of a transposed (%lld,%lld) into %s", name,
+                                 add ? "accumulate" : "copy", (long long)rows, (long long)cols,
+                                 layout_name[padded ? PADDED : ROW_MAJOR]);
+                        expect_same_mat(what, &dst, &want, 0);
+                        free(src.buf), free(dst.buf), free(want.buf);
+                    }
+    }
+}
+END_TEST
+
+/* Transposed copies larger than KERNELS_STREAM_BYTES into rows that start on a line: the
+ * streamed path, with 8 rows left over after the 16 x 16 blocks, and with 8 columns left over
+ * (rows of 2056 floats, 2064 apart) next to streamed lines, the padding left alone. */
+START_TEST(test_strided_copy_streamed) {
+    enum { ROWS = 2056, LD = 2064 }; /* 17 MB; rows 2064 floats apart start on a line */
+    float *src = malloc((size_t)ROWS * LD * sizeof(float));
+    float *got = aligned_alloc(64, (size_t)ROWS * LD * sizeof(float)), *want = malloc((size_t)ROWS * LD * sizeof(float));
+    ck_assert(src && got && want);
+    for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) src[i] = (float)i;
+    for (int64_t cols = LD; cols >= ROWS; cols -= LD - ROWS) {
+        ck_assert((int64_t)ROWS * cols * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+        const int64_t shape[2] = {ROWS, cols}, dst_strides[2] = {LD, 1}, src_strides[2] = {1, ROWS};
+        for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) want[i] = -1.0f;
+        strided_copy_reference(2, shape, want, dst_strides, src, src_strides);
+        FOR_EACH_FAST_SETTING(name) {
+            for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) got[i] = -1.0f;
+            kernels()->copy(2, shape, got, dst_strides, src, src_strides);
+            char what[120];
+            snprintf(what, sizeof what, "%s kernels, copy of a transposed (%d,%lld) into rows %d apart", name, ROWS,
+                     (long long)cols, LD);
+            expect_same(what, got, want, (int64_t)ROWS * LD, 0);
+        }
     }
     free(src), free(got), free(want);
 }
@@ -434,6 +470,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(core, 60);
     add_test(core, test_strided_kernels);
     add_test(core, test_strided_kernels_aliasing);
+    add_test(core, test_transposes);
     add_test(core, test_strided_copy_streamed);
     add_test(core, test_binary_kernels);
     add_test(core, test_softmax_kernels);

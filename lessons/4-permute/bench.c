@@ -104,12 +104,14 @@ static void to_array_warm(void *arg) {
 }
 
 /* The memory pattern of the core's transposing copy of an (n,n) alone, n a multiple of 256: the
- * same tiles (256 x 128), 16 x 16 blocks, loads, prefetches of the next tile and streamed
- * stores as strided_copy_fast (common/tensor_fast.c), but each block stored as it was read, so
- * nothing is shuffled. Its time over memcpy's is what the order of the reads and writes costs:
- * the transpose comes no nearer memcpy than this. */
+ * same tiles (256 x 128), 16 x 16 blocks, loads, prefetches of the next tile and stores
+ * (streamed above 16 MB, as the kernel's: KERNELS_STREAM_BYTES) as strided_copy_fast
+ * (common/tensor_fast.c), but each block stored as it was read, so nothing is shuffled. Its
+ * time over memcpy's is what the order of the reads and writes costs: the transpose comes no
+ * nearer memcpy than this. */
 enum { PATTERN_TILE_I = 256, PATTERN_TILE_J = 128 };
-VECTOR_BODY void pattern_body(int64_t n, float *d, const float *s) {
+#define PATTERN_STREAM_BYTES (16 << 20)
+VECTOR_BODY void pattern_body(bool stream, int64_t n, float *d, const float *s) {
     int64_t tiles_j = n / PATTERN_TILE_J, tiles = n / PATTERN_TILE_I * tiles_j;
     const int64_t lines = PATTERN_TILE_J * PATTERN_TILE_I / 16, share = lines / (PATTERN_TILE_I / 16 * (PATTERN_TILE_J / 16));
     for (int64_t t = 0; t < tiles; t++) {
@@ -121,14 +123,17 @@ VECTOR_BODY void pattern_body(int64_t n, float *d, const float *s) {
                     __builtin_prefetch(s + (nj0 + next / (PATTERN_TILE_I / 16)) * n + ni0 + next % (PATTERN_TILE_I / 16) * 16, 0, 2);
                 for (int64_t k = 0; k < 16; k++) {
                     vf8 lo = vf8_load(s + (j + k) * n + i), hi = vf8_load(s + (j + k) * n + i + 8);
-                    vf8_stream(d + (i + k) * n + j, lo);
-                    vf8_stream(d + (i + k) * n + j + 8, hi);
+                    if (stream) vf8_stream(d + (i + k) * n + j, lo), vf8_stream(d + (i + k) * n + j + 8, hi);
+                    else vf8_store(d + (i + k) * n + j, lo), vf8_store(d + (i + k) * n + j + 8, hi);
                 }
             }
     }
-    platform_stream_end();
+    if (stream) platform_stream_end();
 }
-VECTOR_NATIVE static void pattern_native(int64_t n, float *d, const float *s) { pattern_body(n, d, s); }
+VECTOR_NATIVE static void pattern_native(int64_t n, float *d, const float *s) {
+    if ((size_t)n * (size_t)n * sizeof(float) > PATTERN_STREAM_BYTES) pattern_body(true, n, d, s);
+    else pattern_body(false, n, d, s);
+}
 static void pattern_only(void *arg) {
     Case *c = arg;
     pattern_native(c->layout->shape[0], c->warm, c->src);

@@ -228,10 +228,6 @@ static BenchTime time_library_square(const BenchOptions *o, int64_t n, const flo
     return time_library(o, &c);
 }
 
-/* The library's side of a target against OpenBLAS (base, in seconds), which was timed in a
- * process of its own and so not in turns with it, as bench_pair would: when the speed ratio
- * misses `need`, the library is timed up to twice more, each after half a second idle (a busy
- * spell can last seconds), keeping its best time. */
 /* The targets, as fractions of tuned OpenBLAS's speed (issue 27): the batched shape's products
  * are the library's own loop over the batch against a loop of cblas_sgemm calls, so the
  * library should not lose there; at 512^3 it met 0.91 on an Intel Xeon and 1.01 on an AMD EPYC
@@ -239,6 +235,10 @@ static BenchTime time_library_square(const BenchOptions *o, int64_t n, const flo
 #define TARGET_SQUARE 0.80
 #define TARGET_BATCHED 0.95
 
+/* The library's side of a target against OpenBLAS (base, in seconds), which was timed in a
+ * process of its own and so not in turns with it, as bench_pair would: when the speed ratio
+ * misses `need`, the library is timed up to twice more, each after half a second idle (a busy
+ * spell can last seconds), keeping its best time. */
 static BenchTime time_library_against(const BenchOptions *o, const LibraryCase *c, double base, double need) {
     BenchTime t = time_library(o, c);
     for (int spell = 1; spell < 3 && !o->quick && base / t.best < need; spell++) {
