@@ -221,7 +221,7 @@ static double row_sum_long(const float *s, int64_t n, int64_t ss) {
  * runs of TILE_I floats (1 KB) and writes TILE_I rows of d in runs of TILE_J floats, and while
  * it does, it asks for the next tile's lines ahead of time, so that two tiles sit in even a
  * 512 KB L2. docs/4-permute.md compares the tile shapes that were measured. */
-enum { TILE_I = 256, TILE_J = 128 };
+enum { TILE_I = 256, TILE_J = 128, PREFETCH_BLOCKS = 4 };
 
 static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     for (int64_t i0 = 0; i0 < ni; i0 += TILE_I)
@@ -290,7 +290,10 @@ VECTOR_BODY void transpose16(Write how, float *d, int64_t ld, const float *s, in
 /* The tile loop of transpose_generic in blocks of 16 x 16, then of 8 x 8 along the last
  * columns (never streamed: half a line), the rest as plain C. Each block asks for its share of
  * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
- * turn comes: measured, this took the transpose from 2.8 to 1.8 times memcpy's time. */
+ * turn comes: measured, this took the transpose from 2.8 to 1.8 times memcpy's time. The last
+ * tile (the only one, in lesson 1's copies of a tile at a time) asks for its own lines four
+ * blocks ahead: lesson 1's add of a transposed operand went from 4.8 times its contiguous
+ * add's time without it (3.4 with the kernel before this one) to 2.6-2.8. */
 VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                 int64_t ls) {
     int64_t tiles_j = (nj + TILE_J - 1) / TILE_J, tiles = (ni + TILE_I - 1) / TILE_I * tiles_j;
@@ -308,6 +311,8 @@ VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *
             for (int64_t j = j0; j < j16; j += 16) {
                 for (int64_t q = 0; q < share && next < lines; q++, next++)
                     __builtin_prefetch(s + (nj0 + next / row_lines) * ls + ni0 + next % row_lines * 16, 0, 2);
+                if (lines == 0 && i + 16 * PREFETCH_BLOCKS < i16) /* the last tile: its own lines ahead */
+                    for (int k = 0; k < 16; k++) __builtin_prefetch(s + (j + k) * ls + i + 16 * PREFETCH_BLOCKS, 0, 2);
                 transpose16(how, d + i * ld + j, ld, s + j * ls + i, ls);
             }
         int64_t j = j16;
