@@ -53,6 +53,7 @@ typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 typedef double vd4 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
+typedef int32_t vi4 __attribute__((vector_size(16)));
 
 #define VECTOR_BODY static inline __attribute__((always_inline))
 /* The 16-byte vector registers the portable build has: SSE's 16 on x86-64, NEON's 32 on
@@ -68,17 +69,25 @@ typedef float vf4 __attribute__((vector_size(16)));
 #define VECTOR_NATIVE /* the portable build is this CPU's best (NEON on aarch64) */
 #endif
 
+/* A loop over a small array of vectors, unrolled all the way: left a loop, gcc -O2 keeps the
+ * array in memory, and the transposing copy took 1.3-1.5 times as long (docs/4-permute.md). */
+#define VECTOR_UNROLL _Pragma("GCC unroll 16")
+
 /* Eight lanes picked from two vectors by index (0-7 from a, 8-15 from b):
  * __builtin_shufflevector, which gcc has from version 12 and clang always; older gcc has
  * __builtin_shuffle. */
 #if defined(__clang__) || __GNUC__ >= 12
 #define VF8_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
+#define VF4_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #else
 #define VF8_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi8){__VA_ARGS__})
+#define VF4_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi4){__VA_ARGS__})
 #endif
 
 VECTOR_BODY vf8 vf8_load(const float *p) { vf8 v; memcpy(&v, p, sizeof v); return v; }
 VECTOR_BODY void vf8_store(float *p, vf8 v) { memcpy(p, &v, sizeof v); }
+VECTOR_BODY vf4 vf4_load(const float *p) { vf4 v; memcpy(&v, p, sizeof v); return v; }
+VECTOR_BODY void vf4_store(float *p, vf4 v) { memcpy(p, &v, sizeof v); }
 VECTOR_BODY vf8 vf8_splat(float x) { return (vf8){x, x, x, x, x, x, x, x}; }
 /* mask ? a : b, lane by lane; mask is a comparison's result (all ones or all zeros a lane) */
 VECTOR_BODY vf8 vf8_select(vi8 mask, vf8 a, vf8 b) { return (vf8)((mask & (vi8)a) | (~mask & (vi8)b)); }

@@ -242,21 +242,48 @@ static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64
  * compiler makes of each shuffle one AVX2 instruction, or two or three SSE or NEON ones. */
 VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     vf8 r[8], t[8], u[8];
+    VECTOR_UNROLL
     for (int k = 0; k < 8; k++) r[k] = vf8_load(s + k * ls);
+    VECTOR_UNROLL
     for (int k = 0; k < 8; k += 2) {
         t[k] = VF8_SHUFFLE(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
         t[k + 1] = VF8_SHUFFLE(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
     }
+    VECTOR_UNROLL
     for (int k = 0; k < 8; k += 4) {
         u[k] = VF8_SHUFFLE(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
         u[k + 1] = VF8_SHUFFLE(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
         u[k + 2] = VF8_SHUFFLE(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
         u[k + 3] = VF8_SHUFFLE(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
     }
+    VECTOR_UNROLL
     for (int k = 0; k < 4; k++) {
         c[k] = VF8_SHUFFLE(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
         c[k + 4] = VF8_SHUFFLE(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     }
+}
+
+/* Four rows of four floats, ls apart, in; their four columns out, ld apart: two rounds of
+ * shuffles, each one SSE or NEON instruction. The form for 16-byte registers, where the
+ * eight-lane shuffles above become element-by-element moves (measured 6x slower on SSE). */
+VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
+    vf4 r0 = vf4_load(s), r1 = vf4_load(s + ls), r2 = vf4_load(s + 2 * ls), r3 = vf4_load(s + 3 * ls);
+    vf4 t0 = VF4_SHUFFLE(r0, r1, 0, 4, 1, 5), t1 = VF4_SHUFFLE(r0, r1, 2, 6, 3, 7);
+    vf4 t2 = VF4_SHUFFLE(r2, r3, 0, 4, 1, 5), t3 = VF4_SHUFFLE(r2, r3, 2, 6, 3, 7);
+    vf4_store(d, VF4_SHUFFLE(t0, t2, 0, 1, 4, 5));
+    vf4_store(d + ld, VF4_SHUFFLE(t0, t2, 2, 3, 6, 7));
+    vf4_store(d + 2 * ld, VF4_SHUFFLE(t1, t3, 0, 1, 4, 5));
+    vf4_store(d + 3 * ld, VF4_SHUFFLE(t1, t3, 2, 3, 6, 7));
+}
+
+/* transpose8 for either width of register: `wide` is a constant where the kernel is built. */
+VECTOR_BODY void transpose8_as(bool wide, const float *s, int64_t ls, vf8 c[8]) {
+    if (wide) return transpose8(s, ls, c);
+    float block[8 * 8] __attribute__((aligned(64)));
+    VECTOR_UNROLL
+    for (int q = 0; q < 4; q++) transpose4(s + q / 2 * 4 * ls + q % 2 * 4, ls, block + q % 2 * 32 + q / 2 * 4, 8);
+    VECTOR_UNROLL
+    for (int k = 0; k < 8; k++) c[k] = vf8_load(block + k * 8);
 }
 
 VECTOR_BODY void store8(Write how, float *d, vf8 v) {
@@ -270,17 +297,23 @@ VECTOR_BODY void store8(Write how, float *d, vf8 v) {
  * the next 8: rows of s a power of two apart share a set of the L1 cache (8 or 12 ways), and
  * 16 lines in one set evict one another before their second halves are read. Out of the
  * buffer, each row of d gets a whole line at once. */
-VECTOR_BODY void transpose16(Write how, float *d, int64_t ld, const float *s, int64_t ls) {
+VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const float *s, int64_t ls) {
     float block[16 * 16] __attribute__((aligned(64)));
-    for (int g = 0; g < 16; g += 8) {
+    for (int g = 0; g < 16 && !wide; g += 8) /* the same order, in blocks of 4 x 4 */
+        for (int m = g; m < g + 8; m += 4)
+            VECTOR_UNROLL
+            for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, block + k * 16 + m, 16);
+    for (int g = 0; g < 16 && wide; g += 8) {
         vf8 a[8], b[8];
         transpose8(s + g * ls, ls, a);
         transpose8(s + g * ls + 8, ls, b);
+        VECTOR_UNROLL
         for (int k = 0; k < 8; k++) {
             vf8_store(block + k * 16 + g, a[k]);
             vf8_store(block + (k + 8) * 16 + g, b[k]);
         }
     }
+    VECTOR_UNROLL
     for (int k = 0; k < 16; k++) {
         store8(how, d + k * ld, vf8_load(block + k * 16));
         store8(how, d + k * ld + 8, vf8_load(block + k * 16 + 8));
@@ -290,11 +323,9 @@ VECTOR_BODY void transpose16(Write how, float *d, int64_t ld, const float *s, in
 /* The tile loop of transpose_generic in blocks of 16 x 16, then of 8 x 8 along the last
  * columns (never streamed: half a line), the rest as plain C. Each block asks for its share of
  * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
- * turn comes: measured, this took the transpose from 2.8 to 1.8 times memcpy's time. The last
- * tile (the only one, in lesson 1's copies of a tile at a time) asks for its own lines four
- * blocks ahead: lesson 1's add of a transposed operand went from 4.8 times its contiguous
- * add's time without it (3.4 with the kernel before this one) to 2.6-2.8. */
-VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+ * turn comes. The last tile (the only one, in lesson 1's copies of a tile at a time) asks for
+ * its own lines four blocks ahead. docs/4-permute.md measures each of these. */
+VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                 int64_t ls) {
     int64_t tiles_j = (nj + TILE_J - 1) / TILE_J, tiles = (ni + TILE_I - 1) / TILE_I * tiles_j;
     for (int64_t t = 0; t < tiles; t++) {
@@ -307,26 +338,34 @@ VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *
         int64_t lines = n_rows * row_lines, blocks = (i1 - i0) / 16 * ((j1 - j0) / 16);
         int64_t share = blocks > 0 ? (lines + blocks - 1) / blocks : 0;
         int64_t i16 = i0 + (i1 - i0) / 16 * 16, j16 = j0 + (j1 - j0) / 16 * 16, i8 = i0 + (i1 - i0) / 8 * 8;
+        /* the next tile's next line: `line` lines into the run at `ahead` (counters: a division
+         * per line made a tile that sits in the cache take 1.15 times as long) */
+        const float *ahead = s + nj0 * ls + ni0;
+        int64_t line = 0;
         for (int64_t i = i0; i < i16; i += 16)
             for (int64_t j = j0; j < j16; j += 16) {
-                for (int64_t q = 0; q < share && next < lines; q++, next++)
-                    __builtin_prefetch(s + (nj0 + next / row_lines) * ls + ni0 + next % row_lines * 16, 0, 2);
+                for (int64_t q = 0; q < share && next < lines; q++, next++) {
+                    __builtin_prefetch(ahead + line * 16, 0, 2);
+                    if (++line == row_lines) line = 0, ahead += ls;
+                }
                 if (lines == 0 && i + 16 * PREFETCH_BLOCKS < i16) /* the last tile: its own lines ahead */
                     for (int k = 0; k < 16; k++) __builtin_prefetch(s + (j + k) * ls + i + 16 * PREFETCH_BLOCKS, 0, 2);
-                transpose16(how, d + i * ld + j, ld, s + j * ls + i, ls);
+                transpose16(how, wide, d + i * ld + j, ld, s + j * ls + i, ls);
             }
         int64_t j = j16;
         for (; j + 8 <= j1; j += 8) /* columns left over: half a line, never streamed */
             for (int64_t i = i0; i < i8; i += 8) {
                 vf8 a[8];
-                transpose8(s + j * ls + i, ls, a);
+                transpose8_as(wide, s + j * ls + i, ls, a);
+                VECTOR_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + j, a[k]);
             }
         transpose_generic(how == ADD ? ADD : COPY, i8 - i0, j1 - j, d + i0 * ld + j, ld, s + j * ls + i0, ls);
         for (int64_t i = i16; i < i8; i += 8) /* rows left over, 8 at a time */
             for (int64_t jj = j0; jj + 8 <= j16; jj += 8) {
                 vf8 a[8];
-                transpose8(s + jj * ls + i, ls, a);
+                transpose8_as(wide, s + jj * ls + i, ls, a);
+                VECTOR_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + jj, a[k]);
             }
         transpose_generic(how == ADD ? ADD : COPY, i1 - i8, j1 - j0, d + i8 * ld + j0, ld, s + j0 * ls + i8, ls);
@@ -335,19 +374,25 @@ VECTOR_BODY void transpose_body(const Write how, int64_t ni, int64_t nj, float *
 
 /* One copy of the loop per kind of store, so that none is chosen per store; each twice, for
  * the portable build and for this CPU's vector instructions. */
-VECTOR_BODY void transpose_kinds(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
+VECTOR_BODY void transpose_kinds(Write how, bool wide, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+                                 int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
     if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
-    if (how == STREAM) transpose_body(STREAM, ni, nj, d, ld, s, ls);
-    else if (how == ADD) transpose_body(ADD, ni, nj, d, ld, s, ls);
-    else transpose_body(COPY, ni, nj, d, ld, s, ls);
+    if (how == STREAM) transpose_body(STREAM, wide, ni, nj, d, ld, s, ls);
+    else if (how == ADD) transpose_body(ADD, wide, ni, nj, d, ld, s, ls);
+    else transpose_body(COPY, wide, ni, nj, d, ld, s, ls);
 }
+/* 16-byte registers (SSE, NEON) take the blocks of 4 x 4; AVX2's 32-byte ones, of 8 x 8 */
 static void transpose_portable(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
-    transpose_kinds(how, ni, nj, d, ld, s, ls);
+    transpose_kinds(how, false, ni, nj, d, ld, s, ls);
 }
 VECTOR_NATIVE static void transpose_native(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                            int64_t ls) {
-    transpose_kinds(how, ni, nj, d, ld, s, ls);
+#ifdef PLATFORM_X86
+    transpose_kinds(how, true, ni, nj, d, ld, s, ls);
+#else
+    transpose_kinds(how, false, ni, nj, d, ld, s, ls);
+#endif
 }
 
 static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
