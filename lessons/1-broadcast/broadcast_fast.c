@@ -162,7 +162,16 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
                 int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
                 TileInput x = tile_input(a + it.offset[1] + r0 * ars + c0 * acs, ars, acs, tr, tc, a_buf);
                 TileInput y = tile_input(b + it.offset[2] + r0 * brs + c0 * bcs, brs, bcs, tr, tc, b_buf);
+                /* the next tile's lines of a transposed a (the usual case), a share at each row */
+                int64_t nc0 = c0 + TILE_COLS, ntc = cols - nc0 < TILE_COLS ? cols - nc0 : TILE_COLS;
+                int64_t run_lines = (tr + 15) / 16, at = 0;
+                int64_t left = ars == 1 && acs > 16 && nc0 < cols ? ntc * run_lines : 0, share = (left + tr - 1) / tr;
+                const float *run = a + it.offset[1] + r0 + nc0 * acs;
                 for (int64_t r = 0; r < tr; r++) {
+                    for (int64_t q = 0; q < share && left > 0; q++, left--) {
+                        __builtin_prefetch(run + at * 16, 0, 2);
+                        if (++at == run_lines) at = 0, run += acs;
+                    }
                     float *o = out + it.offset[0] + (r0 + r) * ors + c0;
                     row(tc, stream ? line : o, x.p + r * x.rs, x.cs, y.p + r * y.rs, y.cs);
                     if (stream) kernels_copy_stream(o, line, tc);
