@@ -22,7 +22,6 @@
 
 #include "bench.h"
 #include "permute.h"
-#include "platform.h"
 
 typedef struct {
     int rank;
@@ -103,43 +102,6 @@ static void to_array_warm(void *arg) {
     bench_keep(c->warm);
 }
 
-/* The memory pattern of the core's transposing copy of an (n,n) alone, n a multiple of 256: the
- * same tiles (256 x 128), 16 x 16 blocks, loads, prefetches of the next tile and stores
- * (streamed above 16 MB, as the kernel's: KERNELS_STREAM_BYTES) as strided_copy_fast
- * (common/tensor_fast.c), but each block stored as it was read, so nothing is shuffled. Its
- * time over memcpy's is what the order of the reads and writes costs: the transpose comes no
- * nearer memcpy than this. */
-enum { PATTERN_TILE_I = 256, PATTERN_TILE_J = 128 };
-#define PATTERN_STREAM_BYTES (16 << 20)
-VECTOR_BODY void pattern_body(bool stream, int64_t n, float *d, const float *s) {
-    int64_t tiles_j = n / PATTERN_TILE_J, tiles = n / PATTERN_TILE_I * tiles_j;
-    const int64_t lines = PATTERN_TILE_J * PATTERN_TILE_I / 16, share = lines / (PATTERN_TILE_I / 16 * (PATTERN_TILE_J / 16));
-    for (int64_t t = 0; t < tiles; t++) {
-        int64_t i0 = t / tiles_j * PATTERN_TILE_I, j0 = t % tiles_j * PATTERN_TILE_J;
-        int64_t ni0 = (t + 1) / tiles_j * PATTERN_TILE_I, nj0 = (t + 1) % tiles_j * PATTERN_TILE_J, next = 0;
-        for (int64_t i = i0; i < i0 + PATTERN_TILE_I; i += 16)
-            for (int64_t j = j0; j < j0 + PATTERN_TILE_J; j += 16) {
-                for (int64_t q = 0; q < share && t + 1 < tiles; q++, next++)
-                    __builtin_prefetch(s + (nj0 + next / (PATTERN_TILE_I / 16)) * n + ni0 + next % (PATTERN_TILE_I / 16) * 16, 0, 2);
-                for (int64_t k = 0; k < 16; k++) {
-                    vf8 lo = vf8_load(s + (j + k) * n + i), hi = vf8_load(s + (j + k) * n + i + 8);
-                    if (stream) vf8_stream(d + (i + k) * n + j, lo), vf8_stream(d + (i + k) * n + j + 8, hi);
-                    else vf8_store(d + (i + k) * n + j, lo), vf8_store(d + (i + k) * n + j + 8, hi);
-                }
-            }
-    }
-    if (stream) platform_stream_end();
-}
-VECTOR_NATIVE static void pattern_native(int64_t n, float *d, const float *s) {
-    if ((size_t)n * (size_t)n * sizeof(float) > PATTERN_STREAM_BYTES) pattern_body(true, n, d, s);
-    else pattern_body(false, n, d, s);
-}
-static void pattern_only(void *arg) {
-    Case *c = arg;
-    pattern_native(c->layout->shape[0], c->warm, c->src);
-    bench_keep(c->warm);
-}
-
 static double gbps(const Case *c, BenchTime t) { return 2.0 * (double)c->bytes / t.best / 1e9; } /* read + write */
 
 int main(int argc, char **argv) {
@@ -190,10 +152,6 @@ int main(int argc, char **argv) {
         bench_table_row("tensor_contiguous(permuted)", pairs[l].b, gbps(&c, pairs[l].b), base.best);
         BenchTime copy = l == 0 ? to_array_pair.b : bench_default(&o, to_array_warm, &c);
         bench_table_row("tensor_to_array(permuted, warm buffer)", copy, gbps(&c, copy), base.best);
-        if (l == 0 && n % PATTERN_TILE_I == 0 && platform_has_native()) {
-            BenchTime pattern = bench_default(&o, pattern_only, &c);
-            bench_table_row("  its loads and stores alone, untransposed", pattern, gbps(&c, pattern), base.best);
-        }
         if (l != 1) { /* the head split moves whole rows: no transposing kernel is involved */
             BenchTime portable = bench_with_kernels(&o, "portable", contiguous_op, &c);
             bench_table_row("tensor_contiguous, portable kernels", portable, gbps(&c, portable), base.best);
