@@ -129,6 +129,21 @@ static void row_add_reversed(float *restrict o, const float *restrict x, int64_t
     for (; i < n; i++) o[n - 1 - i] += x[i];
 }
 
+/* rows_add onto a row that runs the other way: d[n - 1 - i] += s_0[i] + ... + s_{k-1}[i],
+ * four rows a pass, as rows_add does: lesson 2's reversed sum over the first axis took 1.15-1.65
+ * times the contiguous sum's time with one a pass, 1.05 with four. */
+static void rows_add_reversed(float *restrict d, const float *const *s, int k, int64_t n) {
+    if (k < 4) {
+        for (int r = 0; r < k; r++) row_add_reversed(d, s[r], n);
+        return;
+    }
+    const float *restrict a = s[0], *restrict b = s[1], *restrict c = s[2], *restrict e = s[3];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) d[n - 1 - (i + j)] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
+    for (; i < n; i++) d[n - 1 - i] += (a[i] + b[i]) + (c[i] + e[i]);
+}
+
 /* d[i] += x for i < n: one value added along a row (the backward of a sum over the row),
  * eight at a time as in rows_add. */
 static void row_add_value(float *restrict d, float x, int64_t n) {
@@ -499,20 +514,23 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
             k = 0;
         }
         for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + row_sum_long(row[r], len, s1));
-    } else if (d1 == 1 && s1 == 1) { /* rows added onto rows: up to four onto the same one at once */
+    } else if ((d1 == 1 || d1 == -1) && s1 == 1) { /* rows added onto rows: up to four onto the same one at once */
         const float *pending[4];
         float *target = NULL;
         int n_pending = 0;
+        /* a row that runs the other way starts at its last element's address */
+        void (*add)(float *restrict, const float *const *, int, int64_t) = d1 == 1 ? rows_add : rows_add_reversed;
+        int64_t back = d1 == 1 ? 0 : len - 1;
         while (nditer_next(&it)) {
             float *o = dst + it.offset[0];
             if (n_pending == 4 || (n_pending > 0 && o != target)) {
-                rows_add(target, pending, n_pending, len);
+                add(target - back, pending, n_pending, len);
                 n_pending = 0;
             }
             pending[n_pending++] = src + it.offset[1];
             target = o;
         }
-        if (n_pending > 0) rows_add(target, pending, n_pending, len);
+        if (n_pending > 0) add(target - back, pending, n_pending, len);
     } else {
         while (nditer_next(&it)) row_add(len, dst + it.offset[0], d1, src + it.offset[1], s1);
     }
