@@ -315,9 +315,10 @@ VECTOR_BODY void store8(Write how, float *d, vf8 v) {
 VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const float *s, int64_t ls) {
     float block[16 * 16] __attribute__((aligned(64)));
     for (int g = 0; g < 16 && !wide; g += 8) /* the same order, in blocks of 4 x 4 */
-        for (int m = g; m < g + 8; m += 4)
+        for (int m = g; m < g + 8; m += 4) {
             VECTOR_UNROLL
             for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, block + k * 16 + m, 16);
+        }
     for (int g = 0; g < 16 && wide; g += 8) {
         vf8 a[8], b[8];
         transpose8(s + g * ls, ls, a);
