@@ -153,13 +153,10 @@ static void row_add_value(float *restrict d, float x, int64_t n) {
     for (; i < n; i++) d[i] += x;
 }
 
-/* d[i * ds] += s[i * ss] for i < n, the contiguous cases in rows_add and row_add_value. */
+/* d[i * ds] += s[i * ss] for i < n, a value along a contiguous row in row_add_value (rows of
+ * stride 1 onto rows of stride 1 or -1 go through rows_add and rows_add_reversed instead). */
 static void row_add(int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
-    if (ds == 1 && ss == 1) {
-        rows_add(d, &s, 1, n);
-    } else if (ds == -1 && ss == 1) {
-        row_add_reversed(d - (n - 1), s, n);
-    } else if (ds == 1 && ss == 0) {
+    if (ds == 1 && ss == 0) {
         row_add_value(d, s[0], n);
     } else if (ss == 0) {
         for (int64_t i = 0; i < n; i++) d[i * ds] += s[0];
@@ -293,7 +290,10 @@ VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
 
 /* transpose8 for either width of register: `wide` is a constant where the kernel is built. */
 VECTOR_BODY void transpose8_as(bool wide, const float *s, int64_t ls, vf8 c[8]) {
-    if (wide) return transpose8(s, ls, c);
+    if (wide) {
+        transpose8(s, ls, c);
+        return;
+    }
     float block[8 * 8] __attribute__((aligned(64)));
     VECTOR_UNROLL
     for (int q = 0; q < 4; q++) transpose4(s + q / 2 * 4 * ls + q % 2 * 4, ls, block + q % 2 * 32 + q / 2 * 4, 8);
@@ -341,8 +341,8 @@ VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const f
  * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
  * turn comes. The last tile (the only one, in lesson 1's copies of a tile at a time) asks for
  * its own lines four blocks ahead. docs/4-permute.md measures each of these. */
-VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                                int64_t ls) {
+VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, int64_t nj, float *d, int64_t ld,
+                                const float *s, int64_t ls) {
     int64_t tiles_j = (nj + TILE_J - 1) / TILE_J, tiles = (ni + TILE_I - 1) / TILE_I * tiles_j;
     for (int64_t t = 0; t < tiles; t++) {
         int64_t i0 = t / tiles_j * TILE_I, j0 = t % tiles_j * TILE_J;
