@@ -29,6 +29,8 @@ static void fill(KernelMode want) {
         .matmul = matmul_reference,
         .gelu = gelu_reference,
         .gelu_backward = gelu_backward_reference,
+        .layer_norm = layer_norm_reference,
+        .layer_norm_backward = layer_norm_backward_reference,
         .adamw = adamw_reference,
     };
     mode = want == KERNELS_NATIVE && !platform_has_native() ? KERNELS_PORTABLE : want;
@@ -46,6 +48,8 @@ static void fill(KernelMode want) {
     table.matmul = matmul_fast;
     table.gelu = gelu_fast;
     table.gelu_backward = gelu_backward_fast;
+    table.layer_norm = layer_norm_fast;
+    table.layer_norm_backward = layer_norm_backward_fast;
     table.adamw = adamw_fast;
 }
 

@@ -68,6 +68,14 @@ typedef void GeluKernel(int rank, const int64_t *shape, const float *x, const in
 /* lesson 7: gx += g * gelu'(x), from the forward's tanh_u; gx, g and tanh_u contiguous */
 typedef void GeluBackwardKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
                                 const float *tanh_u, const float *g, float *gx);
+/* lesson 7: layer norm of `rows` contiguous rows of c floats: out = (x - mean) * rstd * gamma +
+ * beta, rstd = 1/sqrt(var + eps); each row's mean and rstd go to stats (two floats a row) */
+typedef void LayerNormKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
+                             float eps, float *out, float *stats);
+/* its backward, from the forward's stats: gx += d/dx, ggamma += g * xhat, gbeta += g (summed over
+ * the rows); any of gx, ggamma, gbeta NULL when that input needs no gradient */
+typedef void LayerNormBackwardKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
+                                     const float *g, float *gx, float *ggamma, float *gbeta);
 /* lesson 7: one AdamW step over n parameters (train.h's adamw_update) */
 typedef void AdamWKernel(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr,
                          float beta1, float beta2, float eps, float weight_decay);
@@ -84,6 +92,8 @@ typedef struct {
     MatmulKernel *matmul;
     GeluKernel *gelu;
     GeluBackwardKernel *gelu_backward;
+    LayerNormKernel *layer_norm;
+    LayerNormBackwardKernel *layer_norm_backward;
     AdamWKernel *adamw;
 } Kernels;
 
@@ -100,6 +110,8 @@ GatherRowsKernel gather_rows_reference;                             /* lessons/5
 MatmulKernel matmul_reference;                                      /* lessons/6-bmm/bmm.c */
 GeluKernel gelu_reference;                                          /* lessons/7-train/train.c */
 GeluBackwardKernel gelu_backward_reference;
+LayerNormKernel layer_norm_reference;
+LayerNormBackwardKernel layer_norm_backward_reference;
 AdamWKernel adamw_reference;
 
 /* ==== what runs ============================================================================ */

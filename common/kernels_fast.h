@@ -21,6 +21,8 @@ GatherRowsKernel gather_rows_fast;                        /* lessons/5-gather/ga
 MatmulKernel matmul_fast;                                 /* lessons/6-bmm/gemm.c */
 GeluKernel gelu_fast;                                     /* lessons/7-train/train_fast.c */
 GeluBackwardKernel gelu_backward_fast;
+LayerNormKernel layer_norm_fast;
+LayerNormBackwardKernel layer_norm_backward_fast;
 AdamWKernel adamw_fast;
 
 /* ==== shared by the fast kernels (common/tensor_fast.c) ===================================== */

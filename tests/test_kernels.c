@@ -464,6 +464,54 @@ START_TEST(test_train_kernels) {
 }
 END_TEST
 
+START_TEST(test_layer_norm_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    /* rows of whole vectors and of a tail, and one past a chunk of the summation policy */
+    const int64_t widths[] = {1, 7, 8, 9, 16, 24, 64, 100, KERNELS_SUM_CHUNK + 8};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        for (int w = 0; w < 9; w++)
+            for (int grads = 0; grads < 4; grads++) { /* all three gradients, then each one left out */
+                int64_t rows = 5, c = widths[w], n = rows * c;
+                float *buf[8];
+                for (int i = 0; i < 8; i++) ck_assert((buf[i] = malloc((size_t)n * sizeof(float))) != NULL);
+                float *x = buf[0], *g = buf[1], *out = buf[2], *out_want = buf[3], *gx = buf[4], *gx_want = buf[5];
+                float *params = buf[6], *param_grads = buf[7]; /* gamma, beta and their gradients, 2c each */
+                float stats[10], stats_want[10];
+                for (int64_t i = 0; i < n; i++) {
+                    /* rows of their own offsets and spreads */
+                    x[i] = (float)(i / c) * 3.0f - 6.0f + rng_float(&rng, -1, 1) * (float)(1 + i / c);
+                    g[i] = rng_float(&rng, -1, 1);
+                    gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
+                }
+                for (int64_t i = 0; i < 2 * c; i++) params[i] = rng_float(&rng, -2, 2);
+                const float *gamma = params, *beta = params + c;
+                k->layer_norm(rows, c, x, gamma, beta, 1e-5f, out, stats);
+                layer_norm_reference(rows, c, x, gamma, beta, 1e-5f, out_want, stats_want);
+                char what[160];
+                snprintf(what, sizeof what, "%s kernels, layer norm of %lld rows of %lld", name, (long long)rows,
+                         (long long)c);
+                /* the two add a row in other orders, and x - mean magnifies the difference by rstd */
+                expect_same(what, out, out_want, n, 5e-5);
+                expect_same(what, stats, stats_want, 2 * rows, 5e-6);
+                float want_grads[2 * (KERNELS_SUM_CHUNK + 8)];
+                for (int64_t i = 0; i < 2 * c; i++) param_grads[i] = want_grads[i] = rng_float(&rng, -1, 1);
+                float *ggamma = grads == 1 ? NULL : param_grads, *gbeta = grads == 2 ? NULL : param_grads + c;
+                float *ggamma_want = ggamma ? want_grads : NULL, *gbeta_want = gbeta ? want_grads + c : NULL;
+                k->layer_norm_backward(rows, c, x, gamma, stats_want, g, grads == 3 ? NULL : gx, ggamma, gbeta);
+                layer_norm_backward_reference(rows, c, x, gamma, stats_want, g, grads == 3 ? NULL : gx_want,
+                                              ggamma_want, gbeta_want);
+                snprintf(what, sizeof what, "%s kernels, layer norm's backward of %lld rows of %lld%s", name,
+                         (long long)rows, (long long)c,
+                         (const char *[]){"", " (no gamma gradient)", " (no beta gradient)", " (no x gradient)"}[grads]);
+                expect_same(what, gx, gx_want, n, 5e-5);
+                expect_same(what, param_grads, want_grads, 2 * c, 5e-5);
+                for (int i = 0; i < 8; i++) free(buf[i]);
+            }
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("kernels at the seam");
     TCase *core = add_test_case(s, "every entry of the table against its reference kernel");
@@ -477,5 +525,6 @@ int main(int argc, char **argv) {
     add_test(core, test_gather_kernel);
     add_test(core, test_matmul_kernel);
     add_test(core, test_train_kernels);
+    add_test(core, test_layer_norm_kernels);
     return run_core_tests(argc, argv, s);
 }

@@ -154,6 +154,51 @@ START_TEST(test_layer_norm) {
 }
 END_TEST
 
+/* The definition, op by op (exercise 7.3's composition): what the fused op must equal. */
+static Tensor *layer_norm_composed(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
+    Tensor *centered = tensor_sub(x, tensor_mean_axis(x, -1, true));
+    Tensor *var = tensor_mean_axis(tensor_mul(centered, centered), -1, true);
+    Tensor *normed = tensor_mul(centered, tensor_pow_scalar(tensor_add_scalar(var, eps), -0.5f));
+    return tensor_add(tensor_mul(normed, gamma), beta);
+}
+
+/* The fused op against the composition: values, and every gradient from one upstream gradient,
+ * for rows the fast kernel takes (C = 64, as in the model) and rows it hands back (C = 5), a
+ * transposed x, and an x that is also its own gain and bias. */
+START_TEST(test_layer_norm_matches_composition) {
+    const int64_t shapes[][3] = {{4, 16, 64}, {2, 3, 5}, {1, 1, 64}, {4, 16, 64}};
+    const char *what[] = {"x (4,16,64)", "x (2,3,5)", "x (64,), which is also gamma and beta",
+                          "a transposed view x (4,16,64)"};
+    const char *names[] = {"the values", "x's gradient", "gamma's gradient", "beta's gradient"};
+    for (int s = 0; s < 4; s++) {
+        const int64_t *d = shapes[s];
+        bool shared = s == 2, transposed = s == 3;
+        Tensor *results[2], *in[2][3];
+        for (int way = 0; way < 2; way++) { /* the same inputs twice, from the same seed */
+            Rng rng = rng_seeded(test_seed() + (uint64_t)s);
+            Tensor *x = random_tensor(test_ctx, &rng, d, 3, -3, 5), *up = random_tensor(test_ctx, &rng, d, 3, -1, 1);
+            if (transposed) x = tensor_transpose(tensor_contiguous(tensor_transpose(x, 0, 1)), 0, 1);
+            Tensor *gamma = random_tensor(test_ctx, &rng, DIMS(d[2]), 0.5f, 1.5f);
+            Tensor *beta = random_tensor(test_ctx, &rng, DIMS(d[2]), -1, 1);
+            if (shared) x = gamma = beta = tensor_reshape(x, DIMS(d[2])), up = tensor_reshape(up, DIMS(d[2]));
+            Tensor **t = in[way];
+            t[0] = tensor_requires_grad(x), t[1] = tensor_requires_grad(gamma), t[2] = tensor_requires_grad(beta);
+            results[way] = way ? EXPECT_OK(layer_norm_composed(t[0], t[1], t[2], 1e-5f))
+                               : EXPECT_OK(tensor_layer_norm(t[0], t[1], t[2], 1e-5f));
+            ck_assert_int_eq(tensor_backward_from(results[way], up), 0);
+        }
+        int64_t n = tensor_numel(results[0]), c = d[2];
+        for (int part = 0; part < 4; part++) {
+            const float *got = part ? tensor_data(tensor_grad(in[0][part - 1])) : tensor_data(results[0]);
+            const float *want = part ? tensor_data(tensor_grad(in[1][part - 1])) : tensor_data(results[1]);
+            char context[160];
+            snprintf(context, sizeof context, "layer_norm of %s against the composition: %s", what[s], names[part]);
+            EXPECT_ARRAY(got, want, part < 2 ? n : c, 2e-4f, context);
+        }
+    }
+}
+END_TEST
+
 typedef struct {
     int64_t heads;
     Tensor *mask;
@@ -584,6 +629,7 @@ int main(int argc, char **argv) {
     add_test(core, test_gelu_backward_paths);
     TCase *blocks = add_test_case(s, "compositions");
     add_test(blocks, test_layer_norm);
+    add_test(blocks, test_layer_norm_matches_composition);
     add_test(blocks, test_attention);
     TCase *model = add_test_case(s, "the model");
     tcase_set_timeout(model, 60);

@@ -1,9 +1,10 @@
 /*
  * train.c - lesson 7: the transformer, a chain of the six lessons' ops, and AdamW.
  *
- * Read top to bottom: GELU (the one new op, forward next to backward), layer norm, the linear
- * layer, the causal mask and attention (compositions: no backward of their own), then the
- * model, then AdamW. docs/7-train.md walks through each step and the lesson it comes from.
+ * Read top to bottom: the two new ops, GELU and layer norm (each forward next to its
+ * backward), then the linear layer, the causal mask and attention (compositions: no backward
+ * of their own), then the model, then AdamW. docs/7-train.md walks through each step and the
+ * lesson it comes from.
  */
 #include "train.h"
 
@@ -67,32 +68,92 @@ Tensor *tensor_gelu(Tensor *x) {
     return tensor_record(out, "gelu", gelu_backward, 1, &x);
 }
 
-/* ==== compositions ========================================================================= */
+/* ==== layer norm ============================================================================ */
+
+/* The reference kernels, one row of c numbers at a time. The forward is the formula:
+ *   mu = mean(x), var = mean((x - mu)^2), rstd = 1 / sqrt(var + eps),
+ *   out = (x - mu) * rstd * gamma + beta,
+ * and it keeps mu and rstd of every row (stats[2r], stats[2r + 1]) for the backward. */
+void layer_norm_reference(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta, float eps,
+                          float *out, float *stats) {
+    for (int64_t r = 0; r < rows; r++, x += c, out += c) {
+        float sum = 0.0f, squares = 0.0f;
+        for (int64_t i = 0; i < c; i++) sum += x[i];
+        float mu = sum / (float)c;
+        for (int64_t i = 0; i < c; i++) squares += (x[i] - mu) * (x[i] - mu);
+        float rstd = 1.0f / sqrtf(squares / (float)c + eps);
+        for (int64_t i = 0; i < c; i++) out[i] = (x[i] - mu) * rstd * gamma[i] + beta[i];
+        stats[2 * r] = mu, stats[2 * r + 1] = rstd;
+    }
+}
+
+/* With xhat = (x - mu) * rstd and dy = g * gamma (the gradient reaching xhat), the chain rule
+ * through mu and rstd, which every element of the row feeds, gives (docs/7-train.md, 5):
+ *   gx = rstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
+ * and gamma and beta, shared by every row, get the sums over the rows of g * xhat and of g. */
+void layer_norm_backward_reference(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
+                                   const float *g, float *gx, float *ggamma, float *gbeta) {
+    for (int64_t r = 0; r < rows; r++, x += c, g += c) {
+        float mu = stats[2 * r], rstd = stats[2 * r + 1], mean_dy = 0.0f, mean_dy_xhat = 0.0f;
+        for (int64_t i = 0; i < c; i++) {
+            float xhat = (x[i] - mu) * rstd;
+            mean_dy += g[i] * gamma[i];
+            mean_dy_xhat += g[i] * gamma[i] * xhat;
+            if (ggamma) ggamma[i] += g[i] * xhat;
+            if (gbeta) gbeta[i] += g[i];
+        }
+        mean_dy /= (float)c, mean_dy_xhat /= (float)c;
+        for (int64_t i = 0; gx && i < c; i++) {
+            float xhat = (x[i] - mu) * rstd;
+            gx[r * c + i] += rstd * (g[i] * gamma[i] - mean_dy - xhat * mean_dy_xhat);
+        }
+    }
+}
+
+static void layer_norm_backward(Tensor *out) {
+    Tensor *x = out->inputs[0], *gamma = out->inputs[1], *beta = out->inputs[2];
+    int64_t c = x->shape[x->rank - 1];
+    kernels()->layer_norm_backward(tensor_numel(x) / c, c, tensor_data(x), tensor_data(gamma), out->saved,
+                                   tensor_data(out->grad), x->requires_grad ? tensor_grad_data(x) : NULL,
+                                   gamma->requires_grad ? tensor_grad_data(gamma) : NULL,
+                                   beta->requires_grad ? tensor_grad_data(beta) : NULL);
+}
 
 /* gamma and beta must be (C,) for x (..., C): a broadcast would accept (1,) and be wrong. */
 static bool is_row_vector(const Tensor *v, const Tensor *x) {
     return v->rank == 1 && x->rank >= 1 && v->shape[0] == x->shape[x->rank - 1];
 }
 
+/* One op with its own backward, as GELU: the same numbers as the composition of lessons 1 and
+ * 2's ops (exercise 7.3, which the tests check it against), but one result and its gradient
+ * where the composition makes nine of each. */
 Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
     const char *op = "layer_norm";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
     if (!x) return tensor_null_input(op, "x"), NULL;
     if (!gamma) return tensor_null_input(op, "gamma"), NULL;
     if (!beta) return tensor_null_input(op, "beta"), NULL;
+    if (!contexts_match(op, x, gamma, "x and gamma") || !contexts_match(op, x, beta, "x and beta")) return NULL;
     if (!is_row_vector(gamma, x) || !is_row_vector(beta, x) || x->shape[x->rank - 1] == 0)
         return tensor_set_error("%s: x %s needs gamma and beta of shape (C,) for its last dim C > 0, got %s and %s",
                                 op, shape_format(x->shape, x->rank, s1, sizeof s1),
                                 shape_format(gamma->shape, gamma->rank, s2, sizeof s2),
                                 shape_format(beta->shape, beta->rank, s3, sizeof s3)), NULL;
     if (!(eps > 0.0f)) return tensor_set_error("%s: eps must be > 0, got %g", op, (double)eps), NULL;
-    Tensor *mu = tensor_mean_axis(x, -1, true);                        /* (..., 1), lesson 2 */
-    Tensor *centered = tensor_sub(x, mu);                              /* (..., C) - (..., 1), lesson 1 */
-    Tensor *var = tensor_mean_axis(tensor_mul(centered, centered), -1, true);
-    Tensor *inv_std = tensor_pow_scalar(tensor_add_scalar(var, eps), -0.5f);
-    Tensor *normed = tensor_mul(centered, inv_std);                    /* (..., C) * (..., 1) */
-    return tensor_add(tensor_mul(normed, gamma), beta);                /* (..., C) * (C,) + (C,) */
+    /* the kernels read rows of contiguous floats: a view is copied first (lesson 4) */
+    Tensor *in[] = {tensor_contiguous(x), tensor_contiguous(gamma), tensor_contiguous(beta)};
+    if (!in[0] || !in[1] || !in[2]) return NULL;
+    int64_t c = x->shape[x->rank - 1], rows = tensor_numel(x) / c;
+    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank); /* every element is written below */
+    float *stats = out ? ctx_alloc(x->ctx, (size_t)(rows > 0 ? 2 * rows : 1) * sizeof *stats) : NULL;
+    if (!out || !stats) return NULL;
+    kernels()->layer_norm(rows, c, tensor_data(in[0]), tensor_data(in[1]), tensor_data(in[2]), eps, tensor_data(out),
+                          stats);
+    out->saved = stats;
+    return tensor_record(out, op, layer_norm_backward, 3, in);
 }
+
+/* ==== compositions ========================================================================= */
 
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     const char *op = "linear";

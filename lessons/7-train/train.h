@@ -6,8 +6,10 @@
  * numbers per character (the model's width), H attention heads of C/H each, V = 27 characters
  * in the vocabulary (the boundary '.' and a-z), M = 4C units in the MLP.
  *
- * What is new here is small: one nonlinearity (GELU) with its backward, and AdamW. Everything
- * else is a composition of earlier lessons' ops, so its backward comes from theirs.
+ * What is new here is small: one nonlinearity (GELU) with its backward, layer norm as one op
+ * (it is also a composition of lessons 1 and 2's ops: exercise 7.3, and the tests' yardstick
+ * for it), and AdamW. Everything else is a composition of earlier lessons' ops, so its
+ * backward comes from theirs.
  */
 #ifndef TRAIN_H
 #define TRAIN_H
@@ -17,7 +19,7 @@
 
 #include "tensor.h"
 
-/* ---- the one new op ------------------------------------------------------------------- */
+/* ---- the two new ops --------------------------------------------------------------------- */
 
 /* GELU, in the tanh form GPT-2 uses (PyTorch's gelu(approximate="tanh")), elementwise:
  *   y = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3).
@@ -27,12 +29,14 @@ Tensor *tensor_gelu(Tensor *x);
 #define GELU_S 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_A 0.044715f
 
+/* Layer norm over the last dim, with x (..., C) and gamma, beta (C,):
+ *   mu = mean(x), var = mean((x - mu)^2), y = (x - mu) * (var + eps)^(-1/2) * gamma + beta.
+ * The same numbers as that line written with lesson 2's means and lesson 1's broadcasts, with
+ * a backward of its own (docs/7-train.md, 5). Errors name the shapes. */
+Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
+
 /* ---- compositions (their backward is the lessons' ops') ------------------------------------ */
 
-/* Layer norm over the last dim, from lesson 2's means and lesson 1's broadcasts:
- *   mu = mean(x), var = mean((x - mu)^2), y = (x - mu) * (var + eps)^(-1/2) * gamma + beta,
- * with x (..., C) and gamma, beta (C,). Errors name the shapes. */
-Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
 /* x @ w + b: x (..., K), w (K, N), b (N,) or NULL (lesson 6's matmul, lesson 1's broadcast). */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b);
 /* The causal mask, (T, T): 0 where a position may look (column <= row), -inf where it may

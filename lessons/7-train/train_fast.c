@@ -77,6 +77,92 @@ void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const in
     rows_gelu_backward(x, tanh_u, g, shape_numel(shape, rank), gx);
 }
 
+/* ==== layer norm =========================================================================== */
+
+/* A row's sum in eight float lanes, the lanes totalled in double: kernels_fast.h's summation
+ * policy for a row no longer than one of its chunks, which is all these kernels take. */
+VECTOR_BODY float lanes_total(vf8 v) {
+    double total = 0.0;
+    for (int k = 0; k < 8; k++) total += v[k];
+    return (float)total;
+}
+
+/* The reference's passes over a row, eight floats at a time */
+VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
+                                 float eps, float *out, float *stats) {
+    for (int64_t r = 0; r < rows; r++, x += c, out += c) {
+        vf8 sum = {0}, squares = {0};
+        for (int64_t i = 0; i < c; i += 8) sum += vf8_load(x + i);
+        float mu = lanes_total(sum) / (float)c;
+        for (int64_t i = 0; i < c; i += 8) {
+            vf8 d = vf8_load(x + i) - mu;
+            squares += d * d;
+        }
+        float rstd = 1.0f / sqrtf(lanes_total(squares) / (float)c + eps);
+        for (int64_t i = 0; i < c; i += 8)
+            vf8_store(out + i, (vf8_load(x + i) - mu) * rstd * vf8_load(gamma + i) + vf8_load(beta + i));
+        stats[2 * r] = mu, stats[2 * r + 1] = rstd;
+    }
+}
+
+VECTOR_BODY void layer_norm_backward_body(int64_t rows, int64_t c, const float *x, const float *gamma,
+                                          const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
+    for (int64_t r = 0; r < rows; r++, x += c, g += c) {
+        float mu = stats[2 * r], rstd = stats[2 * r + 1];
+        vf8 dy_sum = {0}, dy_xhat_sum = {0};
+        for (int64_t i = 0; i < c; i += 8) {
+            vf8 xhat = (vf8_load(x + i) - mu) * rstd, gi = vf8_load(g + i), dy = gi * vf8_load(gamma + i);
+            dy_sum += dy;
+            dy_xhat_sum += dy * xhat;
+            if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
+            if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
+        }
+        if (!gx) continue;
+        float mean_dy = lanes_total(dy_sum) / (float)c, mean_dy_xhat = lanes_total(dy_xhat_sum) / (float)c;
+        float *row = gx + r * c;
+        for (int64_t i = 0; i < c; i += 8) {
+            vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
+            vf8_store(row + i, vf8_load(row + i) + rstd * (dy - mean_dy - xhat * mean_dy_xhat));
+        }
+    }
+}
+
+static void layer_norm_portable(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
+                                float eps, float *out, float *stats) {
+    layer_norm_body(rows, c, x, gamma, beta, eps, out, stats);
+}
+VECTOR_NATIVE static void layer_norm_native(int64_t rows, int64_t c, const float *x, const float *gamma,
+                                            const float *beta, float eps, float *out, float *stats) {
+    layer_norm_body(rows, c, x, gamma, beta, eps, out, stats);
+}
+static void layer_norm_backward_portable(int64_t rows, int64_t c, const float *x, const float *gamma,
+                                         const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
+    layer_norm_backward_body(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+}
+VECTOR_NATIVE static void layer_norm_backward_native(int64_t rows, int64_t c, const float *x, const float *gamma,
+                                                     const float *stats, const float *g, float *gx, float *ggamma,
+                                                     float *gbeta) {
+    layer_norm_backward_body(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+}
+
+/* Rows of whole vectors, no longer than one chunk of the summation policy; others go to the
+ * reference. */
+static bool layer_norm_takes(int64_t c) { return c % 8 == 0 && c <= KERNELS_SUM_CHUNK; }
+
+void layer_norm_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta, float eps,
+                     float *out, float *stats) {
+    if (!layer_norm_takes(c)) layer_norm_reference(rows, c, x, gamma, beta, eps, out, stats);
+    else if (kernels_mode() == KERNELS_NATIVE) layer_norm_native(rows, c, x, gamma, beta, eps, out, stats);
+    else layer_norm_portable(rows, c, x, gamma, beta, eps, out, stats);
+}
+
+void layer_norm_backward_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
+                              const float *g, float *gx, float *ggamma, float *gbeta) {
+    if (!layer_norm_takes(c)) layer_norm_backward_reference(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+    else if (kernels_mode() == KERNELS_NATIVE) layer_norm_backward_native(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+    else layer_norm_backward_portable(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+}
+
 /* ==== AdamW ================================================================================ */
 
 /* The reference's update with its constants taken out of the loop:
