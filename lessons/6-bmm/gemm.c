@@ -20,8 +20,8 @@
  * 2. Packing. The kernel wants its 16 values of b side by side, step after step. So a block of
  *    b is first copied into a buffer in exactly that order, padded with zeros to whole tiles:
  *    whatever the view's strides (transposed, expanded, negative), the kernel then reads plain
- *    contiguous memory and never sees an edge. a is read where it lies when its rows are
- *    contiguous (the kernel takes a's strides), and otherwise packed too, column after column.
+ *    contiguous memory and never sees an edge. a is read where it lies when its rows or its
+ *    columns are contiguous (the kernel takes a's strides), and otherwise packed too.
  * 3. Cache blocking. The sum over k is cut into slices of KC. A KC x NR sliver of packed b
  *    (16 KB) stays in the L1 cache while the kernel sweeps down an MC x KC block of a (144 KB,
  *    in L2), and the KC x NC block of packed b (up to 4 MB, L2/L3) serves every block of a.
@@ -251,18 +251,14 @@ static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t c
 /* The kernel reads a sliver of a through its strides, so a whole sliver of an a whose rows are
  * contiguous is read where it lies: each value, brought into the cache once, is used by every
  * sliver of b. Copying it first cost as much as the kernel on lesson 7's products, which use
- * a sliver only a few times. The other slivers (other layouts, and one of fewer rows than the
- * kernel's at the bottom edge) are packed: mr rows of a kc-column block, column after column,
- * pa[p*rows + i], with zeros for the rows past mr. */
+ * a sliver only a few times. So is a sliver of a transposed a (columns contiguous, as in
+ * x^T @ g, every weight's gradient): each step of the kernel reads its `rows` values side by
+ * side. The other slivers (other layouts, and one of fewer rows than the kernel's at the
+ * bottom edge) are packed: mr rows of a kc-column block, column after column, pa[p*rows + i],
+ * with zeros for the rows past mr. */
 static void pack_a(int64_t mr, int64_t rows, int64_t kc, const float *a, int64_t rs, int64_t cs, float *pa) {
-    for (int64_t p = 0; p < kc; p++, pa += rows) {
-        if (mr == rows && rs == 1) { /* a column of the sliver is `rows` floats side by side */
-            if (rows == MR) memcpy(pa, a + p * cs, MR * sizeof(float)); /* sizes known here: inlined copies */
-            else memcpy(pa, a + p * cs, MR_VF8 * sizeof(float));       /* rows is MR or MR_VF8 */
-            continue;
-        }
+    for (int64_t p = 0; p < kc; p++, pa += rows)
         for (int64_t i = 0; i < rows; i++) pa[i] = i < mr ? a[i * rs + p * cs] : 0.0f;
-    }
 }
 
 /* ==== the loops around the kernel ========================================================= */
@@ -301,7 +297,8 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
     /* aligned by hand: macOS's thread-local storage is only 16-byte aligned, whatever _Alignas says */
     float *small_buffer = (float *)(((uintptr_t)small_space + 63) & ~(uintptr_t)63);
     int64_t rows = kernel->rows;
-    size_t a_floats = (size_t)round_up((a_cs == 1 ? rows : round_up(min64(m, MC), rows)) * min64(k, KC), 16);
+    bool a_in_place = a_cs == 1 || a_rs == 1; /* a's whole slivers are read where they lie */
+    size_t a_floats = (size_t)round_up((a_in_place ? rows : round_up(min64(m, MC), rows)) * min64(k, KC), 16);
     size_t b_floats = (size_t)round_up(round_up(min64(n, NC), NR) * min64(k, KC), 16);
     float *pb = a_floats + b_floats <= GEMM_SMALL_BUFFER ? small_buffer
                                                          : aligned_alloc(64, (a_floats + b_floats) * sizeof(float));
@@ -314,10 +311,10 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
             pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
             for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
                 int64_t mc = min64(MC, m - ic);
-                /* the slivers of this block: read where they lie when whole and their rows are
-                 * contiguous (the first in_place rows), else packed into pa, one after another */
+                /* the slivers of this block: read where they lie when whole and their rows or
+                 * columns are contiguous (the first in_place rows), else packed into pa */
                 const float *block = a + ic * a_rs + pc * a_cs;
-                int64_t in_place = a_cs == 1 ? mc / rows * rows : 0; /* the rows read where they lie */
+                int64_t in_place = a_in_place ? mc / rows * rows : 0; /* the rows read where they lie */
                 for (int64_t ir = in_place; ir < mc; ir += rows)
                     pack_a(min64(rows, mc - ir), rows, kc, block + ir * a_rs, a_rs, a_cs,
                            pa + (ir - in_place) * kc);
@@ -327,7 +324,7 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
                     for (int64_t ir = 0; ir < mc; ir += rows) {
                         float *o = out + (ic + ir) * out_rs + (jc + jr) * out_cs;
                         if (ir < in_place)
-                            tile(kernel, width, kc, block + ir * a_rs, a_rs, 1, pb + jr * kc, o, out_rs, out_cs, rows,
+                            tile(kernel, width, kc, block + ir * a_rs, a_rs, a_cs, pb + jr * kc, o, out_rs, out_cs, rows,
                                  min64(width, nc - jr));
                         else
                             tile(kernel, width, kc, pa + (ir - in_place) * kc, 1, rows, pb + jr * kc, o, out_rs,
