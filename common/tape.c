@@ -32,11 +32,20 @@ Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, T
     return out;
 }
 
+/* t's gradient, made if it is not yet, and not zeroed: that waits for its first use */
+static bool grad_make(Tensor *t) {
+    if (t->grad) return true;
+    t->grad = tensor_empty(t->ctx, t->shape, t->rank);
+    t->grad_unset = t->grad != NULL;
+    return t->grad != NULL;
+}
+
 float *tensor_grad_data(Tensor *t) {
     if (!t) return tensor_null_input("grad_data", "t"), NULL;
-    if (!t->grad) {
-        t->grad = tensor_zeros(t->ctx, t->shape, t->rank);
-        if (!t->grad) return NULL;
+    if (!grad_make(t)) return NULL;
+    if (t->grad_unset) {
+        memset(tensor_data(t->grad), 0, (size_t)tensor_numel(t) * sizeof(float));
+        t->grad_unset = false;
     }
     return tensor_data(t->grad);
 }
@@ -57,7 +66,9 @@ void ctx_zero_grads(Ctx *ctx) {
 }
 
 void tensor_zero_grad(Tensor *t) {
-    if (t && t->grad) memset(t->grad->storage->data, 0, (size_t)t->grad->storage->size * sizeof(float));
+    if (!t || !t->grad) return;
+    memset(t->grad->storage->data, 0, (size_t)t->grad->storage->size * sizeof(float));
+    t->grad_unset = false;
 }
 
 /* Every tensor that `root` depends on and that requires grad, inputs before the tensors made
@@ -109,13 +120,14 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
                                 shape_format(out->shape, out->rank, s, sizeof s)), -1;
     Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
     int n = order ? topological_order(out, order) : -1;
-    /* Every gradient exists before any backward runs, so backward functions never allocate. A
-     * gradient made now is zeros already: only one kept from an earlier backward is reset. */
+    /* Every gradient exists before any backward runs, so backward functions never allocate.
+     * Each is zeroed when it is first used (tensor_grad_data), not here: zeroing megabytes of
+     * gradients at once pushed them out of the cache before the first add into each. */
     bool *made_now = n >= 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *made_now) : NULL;
     bool ready = made_now != NULL;
     for (int i = 0; i < n && ready; i++) {
         made_now[i] = order[i]->grad == NULL;
-        ready = tensor_grad_data(order[i]) != NULL;
+        ready = grad_make(order[i]);
     }
     /* upstream is copied before any gradient is reset: it may be one of them (tensor_grad(out)) */
     int64_t n_seed = tensor_numel(out);
@@ -126,16 +138,18 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         return -1;
     }
     if (upstream) tensor_to_array(upstream, seed, n_seed);
-    /* Intermediate gradients restart from zero; leaf gradients keep accumulating. */
+    /* Intermediate gradients restart from zero (when first used); leaf gradients keep
+     * accumulating. */
     for (int i = 0; i < n; i++)
-        if (order[i]->backward && !made_now[i]) tensor_zero_grad(order[i]);
-    float *g = tensor_data(out->grad); /* contiguous: the same row-major order as seed */
+        if (order[i]->backward && !made_now[i]) order[i]->grad_unset = true;
+    float *g = tensor_grad_data(out); /* contiguous: the same row-major order as seed */
     if (upstream)
         for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
     else
         g[0] += 1.0f; /* d loss / d loss */
+    /* a backward reads its output's gradient: zeros, if nothing downstream added to it */
     for (int i = n - 1; i >= 0; i--)
-        if (order[i]->backward) order[i]->backward(order[i]);
+        if (order[i]->backward && tensor_grad_data(order[i])) order[i]->backward(order[i]);
     free(seed), free(order), free(made_now);
     return 0;
 }

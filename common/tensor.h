@@ -53,6 +53,7 @@ struct Tensor {
     /* autodiff */
     bool requires_grad;
     Tensor *grad;    /* contiguous, same shape; NULL until backward needs it */
+    bool grad_unset; /* grad is made but not yet zeroed: read it through tensor_grad_data or tensor_grad */
     const char *op;  /* "leaf" for tensors made from values */
     Tensor *inputs[TENSOR_MAX_INPUTS];
     int n_inputs;
@@ -270,7 +271,9 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream);
  * if t is NULL or does not require grad. */
 Tensor *tensor_grad(Tensor *t);
 void tensor_zero_grad(Tensor *t);
-/* For backward functions: t's gradient buffer, allocated (zeroed) on first use. */
+/* For backward functions: t's gradient buffer, allocated on first use, and zeroed at the first
+ * call after it was made (tensor_backward makes every gradient it needs at its start, and
+ * zeroes each only when it is first used: the memory is then in the cache for the add). */
 float *tensor_grad_data(Tensor *t);
 
 /* ---- printing ----------------------------------------------------------------------- */

@@ -752,6 +752,46 @@ START_TEST(test_backward_chain_and_accumulation) {
 }
 END_TEST
 
+/* A backward that passes no gradient on (an op whose input is cut from the gradient). */
+static void no_backward(Tensor *out) { (void)out; }
+
+/* Gradients are made when backward starts and zeroed when first used. A step that runs again
+ * after ctx_reset gets its gradients in the memory the last step's used, so reading a gradient
+ * that was never zeroed shows last step's numbers: each must be exactly the first step's. h
+ * receives no gradient (its only consumer passes none on), so its own backward must read zeros. */
+START_TEST(test_gradients_in_reused_memory) {
+    enum { N = 20000 }; /* 80 KB: blocks of their own, which ctx_reset keeps for reuse */
+    Ctx *ctx = ctx_new();
+    Tensor *x = tensor_requires_grad(tensor_zeros(ctx, DIMS(N)));
+    for (int64_t i = 0; i < N; i++) tensor_data(x)[i] = (float)(i % 7) - 3.0f;
+    ctx_mark(ctx);
+    for (int step = 0; step < 3; step++) {
+        ctx_zero_grads(ctx);
+        for (int k = 0; k < step; k++) { /* so that each tensor gets another one's last memory */
+            Tensor *pad = tensor_zeros(ctx, DIMS(N));
+            for (int64_t i = 0; i < N; i++) tensor_data(pad)[i] = 99.0f;
+        }
+        Tensor *u = triple(x, 1), *h = triple(x, 1);
+        Tensor *cut = tensor_record(tensor_zeros(ctx, DIMS(N)), "cut", no_backward, 1, &h), *up = tensor_zeros(ctx, DIMS(N));
+        for (int64_t i = 0; i < N; i++) tensor_data(cut)[i] = 1.0f, tensor_data(up)[i] = (float)(step + 1);
+        Tensor *z = product(u, cut);
+        ck_assert_int_eq(tensor_backward_from(z, up), 0);
+        const float *gx = tensor_data(tensor_grad(x)), *gu = tensor_data(tensor_grad(u));
+        const float *gh = tensor_data(tensor_grad(h));
+        for (int64_t i = 0; i < N; i++) {
+            if (gu[i] != (float)(step + 1))
+                ck_abort_msg("step %d: u's gradient [%lld] is %g, not %d", step, (long long)i, (double)gu[i], step + 1);
+            if (gh[i] != 0.0f)
+                ck_abort_msg("step %d: h got no gradient, but its gradient [%lld] is %g", step, (long long)i, (double)gh[i]);
+            if (gx[i] != 3.0f * (float)(step + 1))
+                ck_abort_msg("step %d: x's gradient [%lld] is %g, not %d", step, (long long)i, (double)gx[i], 3 * (step + 1));
+        }
+        ctx_reset(ctx);
+    }
+    ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(test_backward_diamond_and_square) {
     /* x feeds two paths that meet again: z = (3x) * (3x) = 9x^2, dz/dx = 18x */
     Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(1, 2)));
@@ -894,6 +934,7 @@ int main(int argc, char **argv) {
     tcase_set_timeout(autodiff, 30);
     add_test(autodiff, test_backward_chain_and_accumulation);
     add_test(autodiff, test_backward_diamond_and_square);
+    add_test(autodiff, test_gradients_in_reused_memory);
     add_test(autodiff, test_backward_long_chain);
     add_test(autodiff, test_backward_errors);
     add_test(autodiff, test_contiguous_backward);

@@ -381,7 +381,7 @@ int model_adamw_step(Model *m, const AdamW *opt) {
     m->steps++;
     for (int i = 0; i < m->n_params; i++) {
         Tensor *p = m->params[i];
-        adamw_update(tensor_data(p), tensor_data(p->grad), tensor_data(m->adam_m[i]), tensor_data(m->adam_v[i]),
+        adamw_update(tensor_data(p), tensor_grad_data(p), tensor_data(m->adam_m[i]), tensor_data(m->adam_v[i]),
                      tensor_numel(p), m->steps, opt, p->rank == 2 ? opt->weight_decay : 0.0f);
     }
     return 0;
