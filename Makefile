@@ -101,10 +101,12 @@ $(BUILD)/obj/%.o: %.c
 # The fast kernels (kernels_fast.h) may fuse a multiply and an add into one instruction where
 # the CPU has it (FMA): -std=c11 forbids that by default, and the vector exp runs 1.6 times as
 # long without it (docs/3-softmax.md). The reference kernels never do: they are the chapter's
-# arithmetic. -Wno-psabi: platform.h's vector helpers pass vectors by value, always inlined
-# (gcc notes a calling convention that no call uses).
+# arithmetic. -fno-math-errno: sqrtf need not set errno (no fast kernel reads it), so a square
+# root over a vector's lanes compiles to one vector instruction, not a loop of scalar ones
+# (AdamW's, docs/7-train.md). -Wno-psabi: platform.h's vector helpers pass vectors by value,
+# always inlined (gcc notes a calling convention that no call uses).
 FAST_SOURCES := $(wildcard common/*_fast.c lessons/*/*_fast.c) $(wildcard lessons/6-bmm/gemm.c)
-$(call obj,$(FAST_SOURCES)): ALL_CFLAGS += -ffp-contract=fast -Wno-psabi
+$(call obj,$(FAST_SOURCES)): ALL_CFLAGS += -ffp-contract=fast -fno-math-errno -Wno-psabi
 
 # Objects that include check.h need Check installed first.
 $(HARNESS) $(call obj,$(LIBRARY_TEST_SOURCES)): | deps
