@@ -59,12 +59,11 @@ static void gelu_backward(Tensor *out) {
 
 Tensor *tensor_gelu(Tensor *x) {
     if (!x) return tensor_null_input("gelu", "x"), NULL;
-    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank); /* every element is written below */
-    int64_t n = out ? tensor_numel(x) : 0;
-    float *t = out ? ctx_alloc(x->ctx, (size_t)(n > 0 ? n : 1) * sizeof *t) : NULL;
+    /* out and tanh(u) (a tensor only for its memory): every element of both is written below */
+    Tensor *out = tensor_empty(x->ctx, x->shape, x->rank), *t = out ? tensor_empty(x->ctx, x->shape, x->rank) : NULL;
     if (!out || !t) return NULL;
-    kernels()->gelu(x->rank, x->shape, tensor_data(x), x->strides, tensor_data(out), t);
-    out->saved = t;
+    kernels()->gelu(x->rank, x->shape, tensor_data(x), x->strides, tensor_data(out), tensor_data(t));
+    out->saved = tensor_data(t);
     return tensor_record(out, "gelu", gelu_backward, 1, &x);
 }
 
