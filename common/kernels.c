@@ -24,7 +24,9 @@ static void fill(KernelMode want) {
         .binary = binary_reference,
         .binary_backward = binary_backward_reference,
         .softmax_rows = softmax_rows_reference,
+        .softmax_backward = softmax_backward_reference,
         .cross_entropy = cross_entropy_reference,
+        .cross_entropy_backward = cross_entropy_backward_reference,
         .gather_rows = gather_rows_reference,
         .matmul = matmul_reference,
         .gelu = gelu_reference,
@@ -43,7 +45,9 @@ static void fill(KernelMode want) {
     table.binary = binary_fast;
     table.binary_backward = binary_backward_fast;
     table.softmax_rows = softmax_rows_fast;
+    table.softmax_backward = softmax_backward_fast;
     table.cross_entropy = cross_entropy_fast;
+    table.cross_entropy_backward = cross_entropy_backward_fast;
     table.gather_rows = gather_rows_fast;
     table.matmul = matmul_fast;
     table.gelu = gelu_fast;

@@ -54,8 +54,15 @@ typedef void BinaryBackwardKernel(char op, int rank, const int64_t *shape, const
                                   const int64_t *ga_strides, float *gb, const int64_t *gb_strides);
 /* lesson 3: softmax (log_softmax) of every row of x along its last dim, into out */
 typedef void SoftmaxRowsKernel(bool log_softmax, const Tensor *x, float *out);
+/* lesson 3: the backward of softmax_rows over `rows` contiguous rows of d, from its output y
+ * and that output's gradient g: gx += the gradient of its input */
+typedef void SoftmaxBackwardKernel(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                   float *gx);
 /* lesson 3: the sum over the rows of logits (N, C) of -log_softmax(row)[targets[row]] */
 typedef double CrossEntropyKernel(const Tensor *logits, const int64_t *targets);
+/* lesson 3: its backward, times scale: gx (N, C, contiguous) += scale * (softmax(row) - the
+ * one-hot row of its target) */
+typedef void CrossEntropyBackwardKernel(const Tensor *logits, const int64_t *targets, float scale, float *gx);
 /* lesson 5: out[i, :] = table[indices[i], :] for i < n, out (n, D) */
 typedef void GatherRowsKernel(const Tensor *table, const int64_t *indices, int64_t n, float *out);
 /* lesson 6: out[i, j] += sum over p of a[i, p] * b[p, j], each matrix through its row and
@@ -87,7 +94,9 @@ typedef struct {
     BinaryKernel *binary;
     BinaryBackwardKernel *binary_backward;
     SoftmaxRowsKernel *softmax_rows;
+    SoftmaxBackwardKernel *softmax_backward;
     CrossEntropyKernel *cross_entropy;
+    CrossEntropyBackwardKernel *cross_entropy_backward;
     GatherRowsKernel *gather_rows;
     MatmulKernel *matmul;
     GeluKernel *gelu;
@@ -105,7 +114,9 @@ StridedKernel strided_copy_reference, strided_accumulate_reference; /* common/te
 BinaryKernel binary_reference;                                      /* lessons/1-broadcast/broadcast.c */
 BinaryBackwardKernel binary_backward_reference;
 SoftmaxRowsKernel softmax_rows_reference;                           /* lessons/3-softmax/softmax.c */
+SoftmaxBackwardKernel softmax_backward_reference;
 CrossEntropyKernel cross_entropy_reference;
+CrossEntropyBackwardKernel cross_entropy_backward_reference;
 GatherRowsKernel gather_rows_reference;                             /* lessons/5-gather/gather.c */
 MatmulKernel matmul_reference;                                      /* lessons/6-bmm/bmm.c */
 GeluKernel gelu_reference;                                          /* lessons/7-train/train.c */

@@ -16,7 +16,9 @@ StridedKernel strided_copy_fast, strided_accumulate_fast; /* common/tensor_fast.
 BinaryKernel binary_fast;                                 /* lessons/1-broadcast/broadcast_fast.c */
 BinaryBackwardKernel binary_backward_fast;
 SoftmaxRowsKernel softmax_rows_fast;                      /* lessons/3-softmax/softmax_fast.c */
+SoftmaxBackwardKernel softmax_backward_fast;
 CrossEntropyKernel cross_entropy_fast;
+CrossEntropyBackwardKernel cross_entropy_backward_fast;
 GatherRowsKernel gather_rows_fast;                        /* lessons/5-gather/gather_fast.c */
 MatmulKernel matmul_fast;                                 /* lessons/6-bmm/gemm.c */
 GeluKernel gelu_fast;                                     /* lessons/7-train/train_fast.c */

@@ -337,6 +337,17 @@ START_TEST(test_softmax_kernels) {
                     softmax_rows_reference(log, x, want);
                     /* e^x within a few units in the last place of expf's */
                     expect_same(what, out, want, n, 2e-6);
+                    /* the backward, from the reference's output (contiguous rows) */
+                    float *g = malloc((size_t)n * sizeof(float)), *gx = malloc((size_t)n * sizeof(float));
+                    float *gx_want = malloc((size_t)n * sizeof(float));
+                    ck_assert(g && gx && gx_want);
+                    for (int64_t i = 0; i < n; i++) g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
+                    k->softmax_backward(log, rows, d, want, g, gx);
+                    softmax_backward_reference(log, rows, d, want, g, gx_want);
+                    snprintf(what, sizeof what, "%s kernels, %s's backward of (%lld,%lld)", name,
+                             log ? "log_softmax" : "softmax", (long long)rows, (long long)d);
+                    expect_same(what, gx, gx_want, n, 1e-5);
+                    free(g), free(gx), free(gx_want);
                 }
                 int64_t targets[5];
                 for (int64_t i = 0; i < rows; i++) targets[i] = 2 * rng_int(&rng, 0, (d - 1) / 2); /* never masked */
@@ -344,6 +355,14 @@ START_TEST(test_softmax_kernels) {
                 ck_assert_msg(fabs(total - total_want) <= 1e-5 * (1.0 + fabs(total_want)),
                               "%s kernels, cross_entropy of a %s (%lld,%lld): %.9g, the reference kernel gives %.9g",
                               name, layout_name[layout], (long long)rows, (long long)d, total, total_want);
+                /* its backward adds into out (as a gradient), scaled as the mean over the rows */
+                for (int64_t i = 0; i < n; i++) out[i] = want[i] = rng_float(&rng, -1, 1);
+                k->cross_entropy_backward(x, targets, 0.7f, out);
+                cross_entropy_backward_reference(x, targets, 0.7f, want);
+                char what[160];
+                snprintf(what, sizeof what, "%s kernels, cross_entropy's backward of a %s (%lld,%lld)", name,
+                         layout_name[layout], (long long)rows, (long long)d);
+                expect_same(what, out, want, n, 1e-5);
                 free(out), free(want);
             }
     }

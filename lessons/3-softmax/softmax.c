@@ -99,17 +99,29 @@ void softmax_rows_reference(bool log_softmax, const Tensor *x, float *out) {
 
 /* s = softmax(x) along a row. ds_i/dx_j = s_i (delta_ij - s_j), so
  * dx_j = sum_i g_i s_i (delta_ij - s_j) = s_j (g_j - sum_i g_i s_i): one dot per row. */
-static void softmax_backward(Tensor *out) {
+static void softmax_row_backward(const float *s, const float *g, int64_t d, float *gx) {
+    double dot = 0.0;
+    for (int64_t j = 0; j < d; j++) dot += (double)g[j] * s[j];
+    for (int64_t j = 0; j < d; j++) gx[j] += s[j] * (float)(g[j] - dot);
+}
+
+static void log_softmax_row_backward(const float *y, const float *g, int64_t d, float *gx);
+
+/* The reference kernel of both backwards: one row at a time (log-softmax's is below its op). */
+void softmax_backward_reference(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                float *gx) {
+    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d)
+        (log_softmax ? log_softmax_row_backward : softmax_row_backward)(y, g, d, gx);
+}
+
+/* Both ops' outputs and their gradients are contiguous rows of d: the kernel takes them as such. */
+static void row_op_backward(bool log_softmax, Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t d = x->shape[x->rank - 1], rows = d ? tensor_numel(x) / d : 0;
-    const float *s = tensor_data(out), *g = tensor_data(out->grad);
-    float *gx = tensor_grad_data(x);
-    for (int64_t p = 0; p < rows; p++, s += d, g += d, gx += d) {
-        double dot = 0.0;
-        for (int64_t j = 0; j < d; j++) dot += (double)g[j] * s[j];
-        for (int64_t j = 0; j < d; j++) gx[j] += s[j] * (float)(g[j] - dot);
-    }
+    kernels()->softmax_backward(log_softmax, rows, d, tensor_data(out), tensor_data(out->grad), tensor_grad_data(x));
 }
+
+static void softmax_backward(Tensor *out) { row_op_backward(false, out); }
 
 Tensor *tensor_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("softmax_last_dim", x);
@@ -123,17 +135,13 @@ Tensor *tensor_softmax_last_dim(Tensor *x) {
 /* y_i = x_i - log(sum_k exp(x_k)). The derivative of the log-sum-exp with respect to x_j is
  * exp(x_j) / sum_k exp(x_k) = s_j, so dy_i/dx_j = delta_ij - s_j, and
  * dx_j = sum_i g_i (delta_ij - s_j) = g_j - s_j * sum_i g_i, with s_j = exp(y_j). */
-static void log_softmax_backward(Tensor *out) {
-    Tensor *x = out->inputs[0];
-    int64_t d = x->shape[x->rank - 1], rows = d ? tensor_numel(x) / d : 0;
-    const float *y = tensor_data(out), *g = tensor_data(out->grad);
-    float *gx = tensor_grad_data(x);
-    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) {
-        double total = 0.0;
-        for (int64_t j = 0; j < d; j++) total += g[j];
-        for (int64_t j = 0; j < d; j++) gx[j] += g[j] - expf(y[j]) * (float)total;
-    }
+static void log_softmax_row_backward(const float *y, const float *g, int64_t d, float *gx) {
+    double total = 0.0;
+    for (int64_t j = 0; j < d; j++) total += g[j];
+    for (int64_t j = 0; j < d; j++) gx[j] += g[j] - expf(y[j]) * (float)total;
 }
+
+static void log_softmax_backward(Tensor *out) { row_op_backward(true, out); }
 
 Tensor *tensor_log_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("log_softmax_last_dim", x);
@@ -163,12 +171,8 @@ double cross_entropy_reference(const Tensor *logits, const int64_t *targets) {
  * -log_softmax(row)[t] with respect to x_j is s_j - (j == t): the softmax minus the one-hot
  * target. Each row is 1/N of the mean, so the gradient is (softmax - onehot) / N, times the
  * upstream gradient of the loss. The softmax is recomputed from the logits, not stored. */
-static void cross_entropy_backward(Tensor *out) {
-    Tensor *logits = out->inputs[0];
-    const int64_t *targets = out->saved;
+void cross_entropy_backward_reference(const Tensor *logits, const int64_t *targets, float scale, float *gx) {
     int64_t n = logits->shape[0], c = logits->shape[1], step = logits->strides[1];
-    float scale = tensor_data(out->grad)[0] / (float)n;
-    float *gx = tensor_grad_data(logits);
     for (int64_t i = 0; i < n; i++, gx += c) {
         const float *x = tensor_data(logits) + i * logits->strides[0];
         float m = row_max(x, c, step);
@@ -178,6 +182,12 @@ static void cross_entropy_backward(Tensor *out) {
             gx[j] += scale * (s - (j == targets[i] ? 1.0f : 0.0f));
         }
     }
+}
+
+static void cross_entropy_backward(Tensor *out) {
+    Tensor *logits = out->inputs[0];
+    float scale = tensor_data(out->grad)[0] / (float)logits->shape[0];
+    kernels()->cross_entropy_backward(logits, out->saved, scale, tensor_grad_data(logits));
 }
 
 Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_targets) {

@@ -1,8 +1,8 @@
 /*
  * softmax_fast.c - lesson 3's softmax, log-softmax and cross-entropy, fast: the same three
  * passes over each row as softmax.c's reference kernels, eight floats at a time around a
- * vector exp. kernels.c puts softmax_rows_fast and cross_entropy_fast in the table unless
- * COURSE_KERNELS=reference.
+ * vector exp, and their backwards. kernels.c puts softmax_rows_fast, cross_entropy_fast and
+ * their *_backward_fast in the table unless COURSE_KERNELS=reference.
  *
  * The compiler's own vectorizer cannot do this at the course's default -O2: it has no vector
  * exp, and gcc 12 at -O2 vectorizes only the simplest loops. So the passes are written with
@@ -102,12 +102,72 @@ VECTOR_BODY double row_cross_entropy_body(const float *x, int64_t d, int64_t t) 
     return (double)(m - x[t]) + (float)log(row_exp_sum(x, d, m, NULL));
 }
 
+/* The reference's double sums, in lanes of doubles: sum of g * s (g * s in double) or of g */
+VECTOR_BODY double row_dot_double(const float *g, const float *s, int64_t d) {
+    vd4 s0 = {0}, s1 = {0};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        vf8 gj = vf8_load(g + j), sj = s ? vf8_load(s + j) : vf8_splat(1.0f);
+        s0 += vf8_low_double(gj) * vf8_low_double(sj);
+        s1 += vf8_high_double(gj) * vf8_high_double(sj);
+    }
+    vd4 t = s0 + s1;
+    double total = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; j < d; j++) total += (double)g[j] * (s ? s[j] : 1.0f);
+    return total;
+}
+
+/* softmax: gx += s * (g - dot(g, s)); log-softmax: gx += g - e^y * sum(g) (softmax.c) */
+VECTOR_BODY void row_backward_body(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
+    float k = (float)row_dot_double(g, log_softmax ? NULL : y, d);
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        vf8 yj = vf8_load(y + j), gj = vf8_load(g + j);
+        vf8_store(gx + j, vf8_load(gx + j) + (log_softmax ? gj - vf8_exp(yj) * k : yj * (gj - k)));
+    }
+    if (j < d) {
+        float e[8];
+        if (log_softmax) exp_partial(y + j, d - j, 0.0f, e);
+        for (int64_t i = 0; j + i < d; i++) gx[j + i] += log_softmax ? g[j + i] - e[i] * k : y[j + i] * (g[j + i] - k);
+    }
+}
+
+VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                    float *gx) {
+    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
+}
+
+/* Cross-entropy's backward of one contiguous row: its exps (into e, d floats) and their sum,
+ * then gx += scale * (e / sum - onehot). */
+VECTOR_BODY void row_cross_entropy_backward_body(const float *x, int64_t d, int64_t t, float scale, float *e,
+                                                 float *gx) {
+    float m = row_max(x, d);
+    float k = (float)((double)scale / row_exp_sum(x, d, m, e));
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) vf8_store(gx + j, vf8_load(gx + j) + vf8_load(e + j) * k);
+    for (; j < d; j++) gx[j] += e[j] * k;
+    gx[t] -= scale;
+}
+
 /* Each body twice: for the portable build, and for this CPU's vector instructions. */
 static void exp_portable(const float *x, int64_t n, float *out) { exp_body(x, n, out); }
 VECTOR_NATIVE static void exp_native(const float *x, int64_t n, float *out) { exp_body(x, n, out); }
 static void row_portable(bool log_softmax, const float *x, int64_t d, float *out) { row_body(log_softmax, x, d, out); }
 VECTOR_NATIVE static void row_native(bool log_softmax, const float *x, int64_t d, float *out) {
     row_body(log_softmax, x, d, out);
+}
+static void backward_portable(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g, float *gx) {
+    rows_backward_body(log_softmax, rows, d, y, g, gx);
+}
+VECTOR_NATIVE static void backward_native(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                          float *gx) {
+    rows_backward_body(log_softmax, rows, d, y, g, gx);
+}
+static void ce_backward_portable(const float *x, int64_t d, int64_t t, float scale, float *e, float *gx) {
+    row_cross_entropy_backward_body(x, d, t, scale, e, gx);
+}
+VECTOR_NATIVE static void ce_backward_native(const float *x, int64_t d, int64_t t, float scale, float *e, float *gx) {
+    row_cross_entropy_backward_body(x, d, t, scale, e, gx);
 }
 static double ce_portable(const float *x, int64_t d, int64_t t) { return row_cross_entropy_body(x, d, t); }
 VECTOR_NATIVE static double ce_native(const float *x, int64_t d, int64_t t) { return row_cross_entropy_body(x, d, t); }
@@ -156,4 +216,22 @@ double cross_entropy_fast(const Tensor *logits, const int64_t *targets) {
     for (int64_t i = 0; i < n; i++) total += row(rows + i * row_step, c, targets[i]);
     free(copy);
     return total;
+}
+
+void softmax_backward_fast(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g, float *gx) {
+    if (kernels_mode() == KERNELS_NATIVE) backward_native(log_softmax, rows, d, y, g, gx);
+    else backward_portable(log_softmax, rows, d, y, g, gx);
+}
+
+/* Rows of contiguous logits no longer than the buffer for their exps; others go to the
+ * reference. */
+void cross_entropy_backward_fast(const Tensor *logits, const int64_t *targets, float scale, float *gx) {
+    enum { MAX_ROW = 1024 };
+    int64_t n = logits->shape[0], c = logits->shape[1];
+    if ((logits->strides[1] != 1 && c > 1) || c > MAX_ROW)
+        return cross_entropy_backward_reference(logits, targets, scale, gx);
+    void (*row)(const float *, int64_t, int64_t, float, float *, float *) =
+        kernels_mode() == KERNELS_NATIVE ? ce_backward_native : ce_backward_portable;
+    float e[MAX_ROW];
+    for (int64_t i = 0; i < n; i++, gx += c) row(tensor_data(logits) + i * logits->strides[0], c, targets[i], scale, e, gx);
 }
