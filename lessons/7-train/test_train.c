@@ -199,6 +199,60 @@ START_TEST(test_layer_norm_matches_composition) {
 }
 END_TEST
 
+static Tensor *linear_fn(Tensor *const *in, void *with_bias) {
+    return tensor_linear(in[0], in[1], with_bias ? in[2] : NULL);
+}
+
+/* The fused op against its composition (lesson 6's matmul, lesson 1's broadcast add): values
+ * and every gradient, for the model's shapes and for views of x, w and b, no bias, a 1-D x,
+ * and an empty K; then central differences. */
+START_TEST(test_linear_matches_composition) {
+    enum { CASES = 7 };
+    const int64_t shapes[CASES][4] = {/* rows of x (B, T), K, N */
+                                      {4, 16, 64, 48}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7},
+                                      {2, 3, 5, 7},    {1, 1, 9, 4}, {2, 3, 0, 4}};
+    const char *what[CASES] = {"x (4,16,64) @ w (64,48) + b", "x (2,3,5) @ w (5,7), no bias", "a transposed view x",
+                               "a transposed view w", "b a strided view", "a 1-D x (9,)", "K = 0"};
+    const char *names[] = {"the values", "x's gradient", "w's gradient", "b's gradient"};
+    for (int c = 0; c < CASES; c++) {
+        const int64_t *d = shapes[c];
+        bool bias = c != 1;
+        Tensor *results[2], *in[2][3];
+        for (int way = 0; way < 2; way++) { /* the same inputs twice, from the same seed */
+            Rng rng = rng_seeded(test_seed() + (uint64_t)c);
+            Tensor *x = c == 5 ? random_tensor(test_ctx, &rng, DIMS(d[2]), -2, 2)
+                               : random_tensor(test_ctx, &rng, DIMS(d[0], d[1], d[2]), -2, 2);
+            Tensor *w = random_tensor(test_ctx, &rng, DIMS(d[2], d[3]), -1, 1);
+            Tensor *b = random_tensor(test_ctx, &rng, DIMS(d[3], 2), -1, 1); /* b is its first column */
+            b = tensor_as_strided(b, DIMS(d[3]), STRIDES(2), 0);
+            if (c != 4) b = tensor_contiguous(b);
+            if (c == 2) x = tensor_transpose(tensor_contiguous(tensor_transpose(x, 0, 1)), 0, 1);
+            if (c == 3) w = tensor_transpose(tensor_contiguous(tensor_transpose(w, 0, 1)), 0, 1);
+            Tensor **t = in[way];
+            t[0] = tensor_requires_grad(x), t[1] = tensor_requires_grad(w), t[2] = tensor_requires_grad(b);
+            results[way] = way ? EXPECT_OK(bias ? tensor_add(tensor_matmul(t[0], t[1]), t[2]) : tensor_matmul(t[0], t[1]))
+                               : EXPECT_OK(tensor_linear(t[0], t[1], bias ? t[2] : NULL));
+            Tensor *up = random_tensor(test_ctx, &rng, results[way]->shape, results[way]->rank, -1, 1);
+            ck_assert_int_eq(tensor_backward_from(results[way], up), 0);
+        }
+        EXPECT_SHAPE(results[0], results[1]->shape, results[1]->rank, what[c]);
+        for (int part = 0; part < (bias ? 4 : 3); part++) {
+            const float *got = part ? tensor_data(tensor_grad(in[0][part - 1])) : tensor_data(results[0]);
+            const float *want = part ? tensor_data(tensor_grad(in[1][part - 1])) : tensor_data(results[1]);
+            int64_t n = part ? tensor_numel(in[0][part - 1]) : tensor_numel(results[0]);
+            char context[160];
+            snprintf(context, sizeof context, "linear of %s against matmul and add: %s", what[c], names[part]);
+            EXPECT_ARRAY(got, want, n, 1e-4f, context);
+        }
+    }
+    Rng rng = rng_seeded(test_seed());
+    Tensor *g_in[] = {tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 4), -1, 1)),
+                      tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(4, 5), -1, 1)),
+                      tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), -1, 1))};
+    EXPECT_GRADCHECK(linear_fn, g_in, g_in, 3, "linear of x (2,3,4), w (4,5), b (5,)");
+}
+END_TEST
+
 typedef struct {
     int64_t heads;
     Tensor *mask;
@@ -630,6 +684,7 @@ int main(int argc, char **argv) {
     TCase *blocks = add_test_case(s, "compositions");
     add_test(blocks, test_layer_norm);
     add_test(blocks, test_layer_norm_matches_composition);
+    add_test(blocks, test_linear_matches_composition);
     add_test(blocks, test_attention);
     TCase *model = add_test_case(s, "the model");
     tcase_set_timeout(model, 60);

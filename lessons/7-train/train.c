@@ -1,10 +1,11 @@
 /*
  * train.c - lesson 7: the transformer, a chain of the six lessons' ops, and AdamW.
  *
- * Read top to bottom: the two new ops, GELU and layer norm (each forward next to its
- * backward), then the linear layer, the causal mask and attention (compositions: no backward
- * of their own), then the model, then AdamW. docs/7-train.md walks through each step and the
- * lesson it comes from.
+ * Read top to bottom: GELU, the one new function (its forward next to its backward), then
+ * layer norm and the linear layer, each one op with its own backward (and the same numbers as
+ * its composition of earlier lessons' ops), then the causal mask and attention (compositions:
+ * no backward of their own), then the model, then AdamW. docs/7-train.md walks through each
+ * step and the lesson it comes from.
  */
 #include "train.h"
 
@@ -152,8 +153,26 @@ Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
     return tensor_record(out, op, layer_norm_backward, 3, in);
 }
 
-/* ==== compositions ========================================================================= */
+/* ==== the linear layer ===================================================================== */
 
+/* With x read as (rows, K) and out as (rows, N):
+ *   gx += g @ w^T, gw += x^T @ g (lesson 6's backward of the product), gb += the sum of g's rows
+ * (lesson 1's backward of a broadcast add: the rows that shared b add into its gradient). */
+static void linear_backward(Tensor *out) {
+    Tensor *x = out->inputs[0], *w = out->inputs[1], *b = out->n_inputs == 3 ? out->inputs[2] : NULL;
+    int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(out->shape, out->rank - 1);
+    const float *g = tensor_data(out->grad), *xd = tensor_data(x), *wd = tensor_data(w);
+    if (x->requires_grad)
+        kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], tensor_grad_data(x), k, 1, rows, n, k);
+    if (w->requires_grad) kernels()->matmul(xd, 1, k, g, n, 1, tensor_grad_data(w), n, 1, k, rows, n);
+    if (b && b->requires_grad)
+        kernels()->accumulate(2, (const int64_t[]){rows, n}, tensor_grad_data(b), (const int64_t[]){0, 1},
+                              g, (const int64_t[]){n, 1});
+}
+
+/* x @ w + b as one op: out starts as b in every row, and the product adds into it (lesson 6's
+ * kernels add into their output, as a BLAS does with beta = 1). The composition, matmul then a
+ * broadcast add, makes the product and the sum two tensors, each with a gradient. */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     const char *op = "linear";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
@@ -165,9 +184,23 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
                                 shape_format(x->shape, x->rank, s1, sizeof s1),
                                 shape_format(w->shape, w->rank, s2, sizeof s2),
                                 b ? shape_format(b->shape, b->rank, s3, sizeof s3) : "NULL"), NULL;
-    Tensor *y = tensor_matmul(x, w); /* lesson 6: (..., K) @ (K, N), w broadcast over the batch */
-    return b ? tensor_add(y, b) : y; /* lesson 1: (..., N) + (N,) */
+    if (!contexts_match(op, x, w, "x and w") || (b && !contexts_match(op, x, b, "x and b"))) return NULL;
+    Tensor *in[] = {tensor_contiguous(x), w, b}; /* x's rows, one after another: a view is copied (lesson 4) */
+    if (!in[0]) return NULL;
+    int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(x->shape, x->rank - 1), shape[TENSOR_MAX_RANK];
+    memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
+    shape[x->rank - 1] = n;
+    Tensor *out = b ? tensor_empty(x->ctx, shape, x->rank) : tensor_zeros(x->ctx, shape, x->rank);
+    if (!out) return NULL;
+    if (b) /* b in every row: a copy from a stride-0 view of it (lesson 1) */
+        kernels()->copy(2, (const int64_t[]){rows, n}, tensor_data(out), (const int64_t[]){n, 1}, tensor_data(b),
+                        (const int64_t[]){0, b->strides[0]});
+    kernels()->matmul(tensor_data(in[0]), k, 1, tensor_data(w), w->strides[0], w->strides[1], tensor_data(out), n, 1,
+                      rows, k, n);
+    return tensor_record(out, op, linear_backward, b ? 3 : 2, in);
 }
+
+/* ==== compositions ========================================================================= */
 
 Tensor *causal_mask(Ctx *ctx, int64_t t) {
     if (!ctx) return tensor_set_error("causal_mask: ctx is NULL"), NULL;

@@ -6,9 +6,9 @@
  * numbers per character (the model's width), H attention heads of C/H each, V = 27 characters
  * in the vocabulary (the boundary '.' and a-z), M = 4C units in the MLP.
  *
- * What is new here is small: one nonlinearity (GELU) with its backward, layer norm as one op
- * (it is also a composition of lessons 1 and 2's ops: exercise 7.3, and the tests' yardstick
- * for it), and AdamW. Everything else is a composition of earlier lessons' ops, so its
+ * What is new here is small: one nonlinearity (GELU) with its backward; layer norm and the
+ * linear layer as ops of their own, which are also compositions of earlier lessons' ops (layer
+ * norm's is exercise 7.3), and the tests' yardstick for them; and AdamW. Everything else is a composition of earlier lessons' ops, so its
  * backward comes from theirs.
  */
 #ifndef TRAIN_H
@@ -19,7 +19,7 @@
 
 #include "tensor.h"
 
-/* ---- the two new ops --------------------------------------------------------------------- */
+/* ---- the new ops ----------------------------------------------------------------------- */
 
 /* GELU, in the tanh form GPT-2 uses (PyTorch's gelu(approximate="tanh")), elementwise:
  *   y = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3).
@@ -35,10 +35,12 @@ Tensor *tensor_gelu(Tensor *x);
  * a backward of its own (docs/7-train.md, 5). Errors name the shapes. */
 Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
 
+/* x @ w + b: x (..., K), w (K, N), b (N,) or NULL. The same numbers as lesson 6's matmul and
+ * lesson 1's broadcast add, as one op with its own backward. */
+Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b);
+
 /* ---- compositions (their backward is the lessons' ops') ------------------------------------ */
 
-/* x @ w + b: x (..., K), w (K, N), b (N,) or NULL (lesson 6's matmul, lesson 1's broadcast). */
-Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b);
 /* The causal mask, (T, T): 0 where a position may look (column <= row), -inf where it may
  * not (a later position). Added to the scores before softmax, it makes their weights 0. */
 Tensor *causal_mask(Ctx *ctx, int64_t t);
