@@ -1,6 +1,6 @@
 /*
- * train_fast.c - lesson 7's GELU and AdamW, fast: the same formulas as train.c's reference
- * kernels, over contiguous floats eight at a time instead of the odometer, with
+ * train_fast.c - lesson 7's GELU, layer norm and AdamW, fast: the same formulas as train.c's
+ * reference kernels, over contiguous floats eight at a time instead of the odometer, with
  * common/platform.h's vf8 (compiled for the portable build, and for AVX2 and FMA under
  * COURSE_KERNELS=native): tanh(u) from the vector exp, where libm's tanhf takes one element at
  * a time. GELU was 42% of a training step before this file (docs/7-train.md, "How fast").
@@ -52,20 +52,25 @@ void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_
     else gelu_portable(x, n, out, tanh_u);
 }
 
-/* Eight copies of one statement over restrict pointers: the compiler turns them into vector
- * instructions (broadcast_fast.c does the same). */
-static void rows_gelu_backward(const float *restrict x, const float *restrict tanh_u, const float *restrict g,
-                               int64_t n, float *restrict gx) {
+/* The reference's gradient, eight at a time; the last n % 8 one at a time (the same formula). */
+VECTOR_BODY void gelu_backward_body(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx) {
     int64_t i = 0;
-#define GELU_GRAD(j)                                                                                         \
-    do {                                                                                                     \
-        float v = x[j], t = tanh_u[j];                                                                       \
-        gx[j] += g[j] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * GELU_A * v * v)); \
-    } while (0)
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) GELU_GRAD(i + k);
-    for (; i < n; i++) GELU_GRAD(i);
-#undef GELU_GRAD
+    for (; i + 8 <= n; i += 8) {
+        vf8 v = vf8_load(x + i), t = vf8_load(tanh_u + i);
+        vf8 du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
+        vf8_store(gx + i, vf8_load(gx + i) + vf8_load(g + i) * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx));
+    }
+    for (; i < n; i++) {
+        float v = x[i], t = tanh_u[i], du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
+        gx[i] += g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx);
+    }
+}
+static void gelu_backward_portable(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx) {
+    gelu_backward_body(x, tanh_u, g, n, gx);
+}
+VECTOR_NATIVE static void gelu_backward_native(const float *x, const float *tanh_u, const float *g, int64_t n,
+                                               float *gx) {
+    gelu_backward_body(x, tanh_u, g, n, gx);
 }
 
 void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, const float *tanh_u,
@@ -74,7 +79,9 @@ void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const in
         gelu_backward_reference(rank, shape, x, x_strides, tanh_u, g, gx);
         return;
     }
-    rows_gelu_backward(x, tanh_u, g, shape_numel(shape, rank), gx);
+    int64_t n = shape_numel(shape, rank);
+    if (kernels_mode() == KERNELS_NATIVE) gelu_backward_native(x, tanh_u, g, n, gx);
+    else gelu_backward_portable(x, tanh_u, g, n, gx);
 }
 
 /* ==== layer norm =========================================================================== */
