@@ -85,6 +85,9 @@ void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operand
 
 typedef enum { COPY, ADD, STREAM } Write; /* STREAM: a copy whose stores bypass the cache */
 
+/* Rows shorter than this go through short_rows, two dims at a time. */
+enum { SHORT_ROW = 64 };
+
 /* |s|, kept in range for the one stride whose negation overflows */
 static int64_t magnitude(int64_t s) { return s >= 0 ? s : s == INT64_MIN ? INT64_MAX : -s; }
 
@@ -142,6 +145,25 @@ static void rows_add_reversed(float *restrict d, const float *const *s, int k, i
     for (; i + 8 <= n; i += 8)
         for (int j = 0; j < 8; j++) d[n - 1 - (i + j)] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
     for (; i < n; i++) d[n - 1 - i] += (a[i] + b[i]) + (c[i] + e[i]);
+}
+
+/* rows contiguous rows of n floats, dr and sr apart, copied or added (how) onto as many rows
+ * of d: the last two dims in one loop, for rows too short (lesson 7's heads, 16 floats) to pay
+ * for a step of the odometer and a call each. */
+static void short_rows(Write how, int64_t rows, int64_t n, float *restrict d, int64_t dr, const float *restrict s,
+                       int64_t sr) {
+    for (int64_t r = 0; r < rows; r++, d += dr, s += sr) {
+        int64_t i = 0;
+        if (how == ADD) {
+            for (; i + 8 <= n; i += 8)
+                for (int j = 0; j < 8; j++) d[i + j] += s[i + j];
+            for (; i < n; i++) d[i] += s[i];
+        } else {
+            for (; i + 8 <= n; i += 8)
+                for (int j = 0; j < 8; j++) d[i + j] = s[i + j];
+            for (; i < n; i++) d[i] = s[i];
+        }
+    }
 }
 
 /* d[i] += x for i < n: one value added along a row (the backward of a sum over the row),
@@ -495,9 +517,17 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         return true;
     }
 
-    /* 2. Otherwise, one plain loop along the innermost dim, under an odometer over the others. */
+    /* 2. Otherwise, one plain loop along the innermost dim, under an odometer over the others;
+     *    short contiguous rows onto rows of their own (dst's rows apart: no two the same), the
+     *    last two dims together. */
     NdIter it;
     int64_t len = sh[m - 1], d1 = ds[m - 1], s1 = ss[m - 1];
+    if (how != STREAM && m >= 2 && len < SHORT_ROW && d1 == 1 && s1 == 1 && magnitude(ds[m - 2]) >= len) {
+        nditer_init(&it, m - 2, sh, 2, (const int64_t *[]){ds, ss});
+        while (nditer_next(&it))
+            short_rows(how, sh[m - 2], len, dst + it.offset[0], ds[m - 2], src + it.offset[1], ss[m - 2]);
+        return true;
+    }
     nditer_init(&it, m - 1, sh, 2, (const int64_t *[]){ds, ss});
     if (how != ADD) {
         while (nditer_next(&it)) row_copy(len, dst + it.offset[0], d1, src + it.offset[1], s1);
