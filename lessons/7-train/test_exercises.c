@@ -40,6 +40,16 @@ static void expect_op(const Tensor *t, const char *function, const char *op, con
                   "by the op \"%s\"", exercise, what, function, op, t->op);
 }
 
+/* True when the tape behind t records `op` anywhere (a walk over the inputs, at most `budget`
+ * tensors visited: an exercise's graph is a few dozen). */
+static bool tape_uses(const Tensor *t, const char *op, int *budget) {
+    if (!t || --*budget < 0) return false;
+    if (t->op && !strcmp(t->op, op)) return true;
+    for (int i = 0; i < t->n_inputs; i++)
+        if (tape_uses(t->inputs[i], op, budget)) return true;
+    return false;
+}
+
 /* A new leaf with t's shape and values that requires grad: the library's answer is built on
  * copies, so that its gradients and the exercise's do not add up in one place. */
 static Tensor *leaf_copy(const Tensor *t, bool grad) {
@@ -428,6 +438,11 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
                   "computed from x, gamma and beta by the library's ops, so backward cannot reach them. Values written "
                   "into a new tensor by a loop have no backward (their gradients would be zero): compose "
                   "tensor_mean_axis, tensor_sub, tensor_mul, tensor_add_scalar, tensor_pow_scalar and tensor_add", what);
+    int budget = 10000;
+    ck_assert_msg(!tape_uses(got, "layer_norm", &budget), "%s: the values are right, but they come from "
+                  "tensor_layer_norm, the library's op (\"layer_norm\" on the tape): the exercise is to build layer "
+                  "norm from lessons 1 and 2's ops: compose tensor_mean_axis, tensor_sub, tensor_mul, "
+                  "tensor_add_scalar, tensor_pow_scalar and tensor_add", what);
     Tensor *u = random_tensor(test_ctx, rng, got->shape, got->rank, -1, 1);
     Tensor *inputs[3] = {x, gamma, beta};
     for (int i = 0; i < 3; i++) tensor_zero_grad(inputs[i]);
