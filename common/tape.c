@@ -150,6 +150,10 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
     /* a backward reads its output's gradient: zeros, if nothing downstream added to it */
     for (int i = n - 1; i >= 0; i--)
         if (order[i]->backward && tensor_grad_data(order[i])) order[i]->backward(order[i]);
+    /* and a gradient that nothing reached (an op that passed none on) is zeros when backward
+     * returns, however it is read afterwards */
+    for (int i = 0; i < n; i++)
+        if (order[i]->grad_unset) tensor_grad_data(order[i]);
     free(seed), free(order), free(made_now);
     return 0;
 }

@@ -272,8 +272,9 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream);
 Tensor *tensor_grad(Tensor *t);
 void tensor_zero_grad(Tensor *t);
 /* For backward functions: t's gradient buffer, allocated on first use, and zeroed at the first
- * call after it was made (tensor_backward makes every gradient it needs at its start, and
- * zeroes each only when it is first used: the memory is then in the cache for the add). */
+ * call after it was made, or after tensor_backward marked it to restart (an intermediate's):
+ * tensor_backward makes every gradient it needs at its start and zeroes each when it is first
+ * used, when the memory is in the cache for the add; those nothing used, before it returns. */
 float *tensor_grad_data(Tensor *t);
 
 /* ---- printing ----------------------------------------------------------------------- */

@@ -9,7 +9,8 @@
  *   1. dims that the source walks backwards are walked forwards, the dims are sorted so that
  *      the innermost loop has the smallest strides, and dims that line up are merged;
  *   2. the innermost loop is then one of a few plain loops: a row copied (memcpy) or added,
- *      a row summed into one element, one value broadcast along a row;
+ *      a row summed into one element, one value broadcast along a row; rows shorter than 64
+ *      floats, copied or added onto rows of their own, two dims in one loop;
  *   3. a transpose (each operand contiguous along a different dim) is cut into tiles, each
  *      moved through vector registers 16 x 16 at a time, and a large copy streams its writes.
  * docs/4-permute.md ("How fast is the copy") and docs/2-reduce.md ("How fast: walking memory in

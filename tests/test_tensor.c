@@ -752,13 +752,15 @@ START_TEST(test_backward_chain_and_accumulation) {
 }
 END_TEST
 
-/* A backward that passes no gradient on (an op whose input is cut from the gradient). */
+/* A backward that passes no gradient on (an op whose inputs are cut from the gradient). */
 static void no_backward(Tensor *out) { (void)out; }
 
 /* Gradients are made when backward starts and zeroed when first used. A step that runs again
  * after ctx_reset gets its gradients in the memory the last step's used, so reading a gradient
  * that was never zeroed shows last step's numbers: each must be exactly the first step's. h
- * receives no gradient (its only consumer passes none on), so its own backward must read zeros. */
+ * receives no gradient (its only consumer passes none on), so its own backward must read zeros;
+ * nor does the leaf `lost`, whose gradient must hold zeros when backward returns, even read
+ * straight from the struct. */
 START_TEST(test_gradients_in_reused_memory) {
     enum { N = 20000 }; /* 80 KB: blocks of their own, which ctx_reset keeps for reuse */
     Ctx *ctx = ctx_new();
@@ -772,10 +774,17 @@ START_TEST(test_gradients_in_reused_memory) {
             for (int64_t i = 0; i < N; i++) tensor_data(pad)[i] = 99.0f;
         }
         Tensor *u = triple(x, 1), *h = triple(x, 1);
-        Tensor *cut = tensor_record(tensor_zeros(ctx, DIMS(N)), "cut", no_backward, 1, &h), *up = tensor_zeros(ctx, DIMS(N));
+        Tensor *lost = tensor_requires_grad(tensor_zeros(ctx, DIMS(N))); /* a leaf: no backward of its own runs */
+        Tensor *cut = tensor_record(tensor_zeros(ctx, DIMS(N)), "cut", no_backward, 2, (Tensor *[]){h, lost});
+        Tensor *up = tensor_zeros(ctx, DIMS(N));
         for (int64_t i = 0; i < N; i++) tensor_data(cut)[i] = 1.0f, tensor_data(up)[i] = (float)(step + 1);
         Tensor *z = product(u, cut);
         ck_assert_int_eq(tensor_backward_from(z, up), 0);
+        /* read as the struct has it, before tensor_grad: zeros when backward returns */
+        for (int64_t i = 0; i < N; i++)
+            if (tensor_data(lost->grad)[i] != 0.0f)
+                ck_abort_msg("step %d: lost->grad's data [%lld] is %g after backward, which added nothing to it", step,
+                             (long long)i, (double)tensor_data(lost->grad)[i]);
         const float *gx = tensor_data(tensor_grad(x)), *gu = tensor_data(tensor_grad(u));
         const float *gh = tensor_data(tensor_grad(h));
         for (int64_t i = 0; i < N; i++) {

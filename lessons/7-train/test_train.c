@@ -163,21 +163,22 @@ static Tensor *layer_norm_composed(Tensor *x, Tensor *gamma, Tensor *beta, float
 }
 
 /* The fused op against the composition: values, and every gradient from one upstream gradient,
- * for rows the fast kernel takes (C = 64, as in the model) and rows it hands back (C = 5), a
- * transposed x, and an x that is also its own gain and bias. */
+ * for rows the fast kernel takes (C = 64, as in the model) and rows it hands back (C = 5, and
+ * C = 1032, past a chunk of the summation policy), a view whose rows are strided, and an x that
+ * is also its own gain and bias. */
 START_TEST(test_layer_norm_matches_composition) {
-    const int64_t shapes[][3] = {{4, 16, 64}, {2, 3, 5}, {1, 1, 64}, {4, 16, 64}};
+    const int64_t shapes[][3] = {{4, 16, 64}, {2, 3, 5}, {1, 1, 64}, {4, 16, 64}, {1, 3, 1032}};
     const char *what[] = {"x (4,16,64)", "x (2,3,5)", "x (64,), which is also gamma and beta",
-                          "a transposed view x (4,16,64)"};
+                          "a view x (4,16,64) with its last dim strided", "x (1,3,1032)"};
     const char *names[] = {"the values", "x's gradient", "gamma's gradient", "beta's gradient"};
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < 5; s++) {
         const int64_t *d = shapes[s];
         bool shared = s == 2, transposed = s == 3;
         Tensor *results[2], *in[2][3];
         for (int way = 0; way < 2; way++) { /* the same inputs twice, from the same seed */
             Rng rng = rng_seeded(test_seed() + (uint64_t)s);
             Tensor *x = random_tensor(test_ctx, &rng, d, 3, -3, 5), *up = random_tensor(test_ctx, &rng, d, 3, -1, 1);
-            if (transposed) x = tensor_transpose(tensor_contiguous(tensor_transpose(x, 0, 1)), 0, 1);
+            if (transposed) x = tensor_transpose(tensor_contiguous(tensor_transpose(x, 1, 2)), 1, 2);
             Tensor *gamma = random_tensor(test_ctx, &rng, DIMS(d[2]), 0.5f, 1.5f);
             Tensor *beta = random_tensor(test_ctx, &rng, DIMS(d[2]), -1, 1);
             if (shared) x = gamma = beta = tensor_reshape(x, DIMS(d[2])), up = tensor_reshape(up, DIMS(d[2]));
@@ -207,12 +208,13 @@ static Tensor *linear_fn(Tensor *const *in, void *with_bias) {
  * and every gradient, for the model's shapes and for views of x, w and b, no bias, a 1-D x,
  * and an empty K; then central differences. */
 START_TEST(test_linear_matches_composition) {
-    enum { CASES = 7 };
+    enum { CASES = 10 };
     const int64_t shapes[CASES][4] = {/* rows of x (B, T), K, N */
-                                      {4, 16, 64, 48}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7},
-                                      {2, 3, 5, 7},    {1, 1, 9, 4}, {2, 3, 0, 4}};
+                                      {4, 16, 64, 48}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7},
+                                      {1, 1, 9, 4},    {2, 3, 0, 4}, {1, 5, 5, 5}, {2, 3, 5, 7}, {0, 3, 5, 7}};
     const char *what[CASES] = {"x (4,16,64) @ w (64,48) + b", "x (2,3,5) @ w (5,7), no bias", "a transposed view x",
-                               "a transposed view w", "b a strided view", "a 1-D x (9,)", "K = 0"};
+                               "a transposed view w", "b a strided view", "a 1-D x (9,)", "K = 0",
+                               "x (5,5), which is also w", "w walked backwards (negative strides)", "no rows"};
     const char *names[] = {"the values", "x's gradient", "w's gradient", "b's gradient"};
     for (int c = 0; c < CASES; c++) {
         const int64_t *d = shapes[c];
@@ -228,6 +230,9 @@ START_TEST(test_linear_matches_composition) {
             if (c != 4) b = tensor_contiguous(b);
             if (c == 2) x = tensor_transpose(tensor_contiguous(tensor_transpose(x, 0, 1)), 0, 1);
             if (c == 3) w = tensor_transpose(tensor_contiguous(tensor_transpose(w, 0, 1)), 0, 1);
+            if (c == 7) x = w;
+            if (c == 8) /* w's elements in reverse order, as a view of a copy laid out the other way round */
+                w = tensor_as_strided(tensor_contiguous(w), DIMS(d[2], d[3]), STRIDES(-d[3], -1), d[2] * d[3] - 1);
             Tensor **t = in[way];
             t[0] = tensor_requires_grad(x), t[1] = tensor_requires_grad(w), t[2] = tensor_requires_grad(b);
             results[way] = way ? EXPECT_OK(bias ? tensor_add(tensor_matmul(t[0], t[1]), t[2]) : tensor_matmul(t[0], t[1]))
@@ -389,7 +394,7 @@ START_TEST(test_model_against_pytorch) {
         char what[96];
         snprintf(what, sizeof what, "the gradient of %s", m.names[i]);
         /* gradients are ~1e-3..1e-1 here; the error is float32's, times the depth of the chain */
-        expect_near(what, tensor_data(m.params[i]->grad), want, tensor_numel(m.params[i]), 2e-6f, 1e-4f);
+        expect_near(what, tensor_data(tensor_grad(m.params[i])), want, tensor_numel(m.params[i]), 2e-6f, 1e-4f);
         free(want);
     }
     ctx_reset(test_ctx);

@@ -6,9 +6,9 @@
  * numbers per character (the model's width), H attention heads of C/H each, V = 27 characters
  * in the vocabulary (the boundary '.' and a-z), M = 4C units in the MLP.
  *
- * What is new here is small: one nonlinearity (GELU) with its backward; layer norm and the
- * linear layer as ops of their own, which are also compositions of earlier lessons' ops (layer
- * norm's is exercise 7.3), and the tests' yardstick for them; and AdamW. Everything else is a composition of earlier lessons' ops, so its
+ * What is new here is small: one nonlinearity (GELU) with its backward, and AdamW. Layer norm
+ * and the linear layer are ops of their own too, each with a backward written by hand, and the
+ * tests hold each to its composition of earlier lessons' ops (layer norm's is exercise 7.3). Everything else is a composition of earlier lessons' ops, so its
  * backward comes from theirs.
  */
 #ifndef TRAIN_H
@@ -31,12 +31,12 @@ Tensor *tensor_gelu(Tensor *x);
 
 /* Layer norm over the last dim, with x (..., C) and gamma, beta (C,):
  *   mu = mean(x), var = mean((x - mu)^2), y = (x - mu) * (var + eps)^(-1/2) * gamma + beta.
- * The same numbers as that line written with lesson 2's means and lesson 1's broadcasts, with
- * a backward of its own (docs/7-train.md, 5). Errors name the shapes. */
+ * The values of that line written with lesson 2's means and lesson 1's broadcasts, up to float
+ * rounding, with a backward of its own (docs/7-train.md, 5). Errors name the shapes. */
 Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
 
-/* x @ w + b: x (..., K), w (K, N), b (N,) or NULL. The same numbers as lesson 6's matmul and
- * lesson 1's broadcast add, as one op with its own backward. */
+/* x @ w + b: x (..., K), w (K, N), b (N,) or NULL. The values of lesson 6's matmul and lesson
+ * 1's broadcast add, up to float rounding, as one op with its own backward. */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b);
 
 /* ---- compositions (their backward is the lessons' ops') ------------------------------------ */

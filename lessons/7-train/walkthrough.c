@@ -110,7 +110,7 @@ static void section_shapes(Model *m) {
             if (!strcmp(lessons[q].op, seen[k])) lesson = lessons[q].lesson;
         printf("    %-17s x%-3d lesson %s\n", seen[k], count[k], lesson);
     }
-    printf("  %d ops in all, each with its backward: the gradient needs no code of its own\n", total);
+    printf("  %d ops in all, each with its backward: the model's gradient needs no code of its own\n", total);
     ctx_reset(m->ctx);
 }
 
