@@ -113,6 +113,14 @@ VECTOR_BODY vf4 vf8_low(vf8 v) { vf4 h; memcpy(&h, &v, sizeof h); return h; }
 VECTOR_BODY vf4 vf8_high(vf8 v) { vf4 h; memcpy(&h, (const char *)&v + sizeof h, sizeof h); return h; }
 VECTOR_BODY vd4 vf8_low_double(vf8 v) { return __builtin_convertvector(vf8_low(v), vd4); }
 VECTOR_BODY vd4 vf8_high_double(vf8 v) { return __builtin_convertvector(vf8_high(v), vd4); }
+/* the other way: eight doubles, low lanes first, each rounded to float */
+VECTOR_BODY vf8 vf8_from_doubles(vd4 low, vd4 high) {
+    vf4 l = __builtin_convertvector(low, vf4), h = __builtin_convertvector(high, vf4);
+    vf8 v;
+    memcpy(&v, &l, sizeof l);
+    memcpy((char *)&v + sizeof l, &h, sizeof h);
+    return v;
+}
 
 /* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place. */
 VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)((k + 127) << 23); }

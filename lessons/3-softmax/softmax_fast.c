@@ -117,18 +117,23 @@ VECTOR_BODY double row_dot_double(const float *g, const float *s, int64_t d) {
     return total;
 }
 
-/* softmax: gx += s * (g - dot(g, s)); log-softmax: gx += g - e^y * sum(g) (softmax.c) */
+/* softmax: gx += s * (g - dot(g, s)), g - dot in double as the reference takes it; log-softmax:
+ * gx += g - e^y * sum(g) (softmax.c) */
 VECTOR_BODY void row_backward_body(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
-    float k = (float)row_dot_double(g, log_softmax ? NULL : y, d);
+    double dot = row_dot_double(g, log_softmax ? NULL : y, d);
+    float k = (float)dot;
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) {
         vf8 yj = vf8_load(y + j), gj = vf8_load(g + j);
-        vf8_store(gx + j, vf8_load(gx + j) + (log_softmax ? gj - vf8_exp(yj) * k : yj * (gj - k)));
+        vf8 term = log_softmax ? gj - vf8_exp(yj) * k
+                               : yj * vf8_from_doubles(vf8_low_double(gj) - dot, vf8_high_double(gj) - dot);
+        vf8_store(gx + j, vf8_load(gx + j) + term);
     }
     if (j < d) {
         float e[8];
         if (log_softmax) exp_partial(y + j, d - j, 0.0f, e);
-        for (int64_t i = 0; j + i < d; i++) gx[j + i] += log_softmax ? g[j + i] - e[i] * k : y[j + i] * (g[j + i] - k);
+        for (int64_t i = 0; j + i < d; i++)
+            gx[j + i] += log_softmax ? g[j + i] - e[i] * k : y[j + i] * (float)(g[j + i] - dot);
     }
 }
 
