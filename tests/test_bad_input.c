@@ -1240,6 +1240,12 @@ START_TEST(test_mixed_contexts) {
     EXPECT_NULL(tensor_div(s.a, b), "div: the operands belong to different contexts");
     EXPECT_NULL(tensor_matmul(s.a, m), "matmul: the operands belong to different contexts");
     EXPECT_NULL(tensor_mse_loss(s.a, b), "mse_loss: pred and target belong to different contexts");
+    Tensor *row = tensor_zeros(test_ctx, DIMS(3)), *other_row = tensor_zeros(other, DIMS(3));
+    Tensor *w = tensor_zeros(test_ctx, DIMS(3, 2)), *other_bias = tensor_zeros(other, DIMS(2));
+    EXPECT_NULL(tensor_layer_norm(s.a, other_row, row, 1e-5f), "layer_norm: x and gamma belong to different contexts");
+    EXPECT_NULL(tensor_layer_norm(s.a, row, other_row, 1e-5f), "layer_norm: x and beta belong to different contexts");
+    EXPECT_NULL(tensor_linear(s.a, m, NULL), "linear: x and w belong to different contexts");
+    EXPECT_NULL(tensor_linear(s.a, w, other_bias), "linear: x and b belong to different contexts");
     Tensor *out = tensor_zeros(test_ctx, DIMS(2, 3));
     watch(out);
     EXPECT_NULL(tensor_record(out, "mine", nothing_backward, 2, (Tensor *[]){s.a, b}),
