@@ -330,28 +330,31 @@ VECTOR_BODY void store8(Write how, float *d, vf8 v) {
     else vf8_store(d, v);
 }
 
-/* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15. The block goes
- * through a 1 KB buffer, 8 rows of s at a time, both halves of their lines (16 floats) before
- * the next 8: rows of s a power of two apart share a set of the L1 cache (8 or 12 ways), and
- * 16 lines in one set evict one another before their second halves are read. Out of the
- * buffer, each row of d gets a whole line at once. */
+/* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15, 8 rows of s at
+ * a time, both halves of their lines (16 floats) before the next 8: rows of s a power of two
+ * apart share a set of the L1 cache (8 or 12 ways), and 16 lines in one set evict one another
+ * before their second halves are read. Rows of d as far apart go through a 1 KB buffer, so that
+ * each gets a whole line at once; rows of d at most NARROW_ROWS floats apart (16 of them span
+ * 4 KB, a set each) are written where they lie, which saves the buffer's round trip. */
+enum { NARROW_ROWS = 64 };
 VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const float *s, int64_t ls) {
     float block[16 * 16] __attribute__((aligned(64)));
+    bool direct = how == COPY && ld <= NARROW_ROWS;
+    float *out = direct ? d : block;
+    int64_t lo = direct ? ld : 16;
     for (int g = 0; g < 16 && !wide; g += 8) /* the same order, in blocks of 4 x 4 */
         for (int m = g; m < g + 8; m += 4) {
             VECTOR_UNROLL
-            for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, block + k * 16 + m, 16);
+            for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, out + k * lo + m, lo);
         }
-    for (int g = 0; g < 16 && wide; g += 8) {
-        vf8 a[8], b[8];
-        transpose8(s + g * ls, ls, a);
-        transpose8(s + g * ls + 8, ls, b);
-        VECTOR_UNROLL
-        for (int k = 0; k < 8; k++) {
-            vf8_store(block + k * 16 + g, a[k]);
-            vf8_store(block + (k + 8) * 16 + g, b[k]);
+    for (int g = 0; g < 16 && wide; g += 8)
+        for (int h = 0; h < 16; h += 8) {
+            vf8 a[8];
+            transpose8(s + g * ls + h, ls, a);
+            VECTOR_UNROLL
+            for (int k = 0; k < 8; k++) vf8_store(out + (h + k) * lo + g, a[k]);
         }
-    }
+    if (direct) return;
     VECTOR_UNROLL
     for (int k = 0; k < 16; k++) {
         store8(how, d + k * ld, vf8_load(block + k * 16));
