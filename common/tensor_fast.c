@@ -298,19 +298,6 @@ VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     }
 }
 
-/* Four rows of four floats, ls apart, in; their four columns out, ld apart: two rounds of
- * shuffles, each one SSE or NEON instruction. The form for 16-byte registers, where the
- * eight-lane shuffles above become element-by-element moves (measured 6x slower on SSE). */
-VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
-    vf4 r0 = vf4_load(s), r1 = vf4_load(s + ls), r2 = vf4_load(s + 2 * ls), r3 = vf4_load(s + 3 * ls);
-    vf4 t0 = VF4_SHUFFLE(r0, r1, 0, 4, 1, 5), t1 = VF4_SHUFFLE(r0, r1, 2, 6, 3, 7);
-    vf4 t2 = VF4_SHUFFLE(r2, r3, 0, 4, 1, 5), t3 = VF4_SHUFFLE(r2, r3, 2, 6, 3, 7);
-    vf4_store(d, VF4_SHUFFLE(t0, t2, 0, 1, 4, 5));
-    vf4_store(d + ld, VF4_SHUFFLE(t0, t2, 2, 3, 6, 7));
-    vf4_store(d + 2 * ld, VF4_SHUFFLE(t1, t3, 0, 1, 4, 5));
-    vf4_store(d + 3 * ld, VF4_SHUFFLE(t1, t3, 2, 3, 6, 7));
-}
-
 /* transpose8 for either width of register: `wide` is a constant where the kernel is built. */
 VECTOR_BODY void transpose8_as(bool wide, const float *s, int64_t ls, vf8 c[8]) {
     if (wide) {

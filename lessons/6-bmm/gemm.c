@@ -232,8 +232,11 @@ static void pack_b(int64_t kc, int64_t nc, const float *b, int64_t rs, int64_t c
     for (int64_t j0 = 0; j0 < nc; j0 += NR) {
         int64_t nr = min64(NR, nc - j0);
         if (nr == NR && rs == 1 && cs != 1) { /* a transposed b: column j of the sliver is contiguous */
-            for (int64_t j = 0; j < NR; j++)
-                for (int64_t p = 0; p < kc; p++) pb[p * NR + j] = b[(j0 + j) * cs + p];
+            int64_t p = 0;
+            for (; p + 4 <= kc; p += 4) /* 4 x 4 blocks through registers */
+                for (int64_t j = 0; j < NR; j += 4) transpose4(b + (j0 + j) * cs + p, cs, pb + p * NR + j, NR);
+            for (; p < kc; p++)
+                for (int64_t j = 0; j < NR; j++) pb[p * NR + j] = b[(j0 + j) * cs + p];
             pb += kc * NR;
             continue;
         }
