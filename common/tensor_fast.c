@@ -442,6 +442,15 @@ static bool overlap(int rank, const int64_t *shape, const float *dst, const int6
     return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 && s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
 }
 
+/* True when every row of dst (the last dim, contiguous) covers whole 64-byte lines: dst on a
+ * line, and the rows and every step between them a multiple of 16 floats. */
+static bool whole_lines(int m, const int64_t *sh, const int64_t *ds, const float *dst) {
+    if ((uintptr_t)dst % 64 != 0 || sh[m - 1] % 16 != 0) return false;
+    for (int k = 0; k < m - 1; k++)
+        if (ds[k] % 16 != 0) return false;
+    return true;
+}
+
 /* The walk that both kernels share: the same pairs of elements as the reference's odometer,
  * visited in an order that follows memory. False, having touched nothing, when dst and src may
  * share memory: the reference's order then decides. */
@@ -513,6 +522,22 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
      *    last two dims together. */
     NdIter it;
     int64_t len = sh[m - 1], d1 = ds[m - 1], s1 = ss[m - 1];
+    if (how == STREAM && d1 == 1 && s1 == 1 && whole_lines(m, sh, ds, dst)) {
+        /* Streamed rows of whole lines go to memory as they are, wherever they land, so the
+         *    outer dims are walked in src's order instead (largest stride outermost): src is
+         *    then read front to back, as the prefetcher expects. docs/4-permute.md measures it
+         *    on the head split. */
+        for (int k = 1; k < m - 1; k++)
+            for (int q = k; q > 0 && magnitude(ss[q - 1]) < magnitude(ss[q]); q--) {
+                int64_t t0 = sh[q], t1 = ds[q], t2 = ss[q];
+                sh[q] = sh[q - 1], ds[q] = ds[q - 1], ss[q] = ss[q - 1];
+                sh[q - 1] = t0, ds[q - 1] = t1, ss[q - 1] = t2;
+            }
+        nditer_init(&it, m - 1, sh, 2, (const int64_t *[]){ds, ss});
+        while (nditer_next(&it)) kernels_copy_stream(dst + it.offset[0], src + it.offset[1], len);
+        kernels_stream_end();
+        return true;
+    }
     if (how != STREAM && m >= 2 && len < SHORT_ROW && d1 == 1 && s1 == 1 && magnitude(ds[m - 2]) >= len) {
         nditer_init(&it, m - 2, sh, 2, (const int64_t *[]){ds, ss});
         while (nditer_next(&it))

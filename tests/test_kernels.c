@@ -195,6 +195,36 @@ START_TEST(test_strided_copy_streamed) {
 }
 END_TEST
 
+/* A head split, (B,T,H,D) read as (B,H,T,D), larger than KERNELS_STREAM_BYTES: rows of D floats
+ * move whole. With D a multiple of 16, every row is whole lines and is streamed, the outer dims
+ * walked in the source's order; with D = 264, half a line is left over and it is not. */
+START_TEST(test_strided_copy_streamed_rows) {
+    enum { B = 2, H = 8, T = 1024 };
+    const int64_t dims[] = {272, 264};
+    for (int c = 0; c < 2; c++) {
+        int64_t d = dims[c], n = (int64_t)B * H * T * d;
+        ck_assert(n * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+        float *src = malloc((size_t)n * sizeof(float)), *got = aligned_alloc(64, (size_t)(n + 16) * sizeof(float));
+        float *want = malloc((size_t)n * sizeof(float));
+        ck_assert(src && got && want);
+        for (int64_t i = 0; i < n; i++) src[i] = (float)i;
+        const int64_t shape[4] = {B, H, T, d}, dst_strides[4] = {H * T * d, T * d, d, 1};
+        const int64_t src_strides[4] = {T * H * d, d, H * d, 1};
+        strided_copy_reference(4, shape, want, dst_strides, src, src_strides);
+        FOR_EACH_FAST_SETTING(name) {
+            for (int64_t i = 0; i < n + 16; i++) got[i] = -1.0f;
+            kernels()->copy(4, shape, got, dst_strides, src, src_strides);
+            char what[120];
+            snprintf(what, sizeof what, "%s kernels, copy of a (%d,%d,%d,%lld) head split", name, B, T, H, (long long)d);
+            expect_same(what, got, want, n, 0);
+            for (int64_t i = n; i < n + 16; i++)
+                ck_assert_msg(got[i] == -1.0f, "%s: float %lld past the end was written", what, (long long)i);
+        }
+        free(src), free(got), free(want);
+    }
+}
+END_TEST
+
 /* A destination that shares memory with its source: the reference's order decides what each
  * element gets, so the fast kernels must give exactly its results. */
 START_TEST(test_strided_kernels_aliasing) {
@@ -539,6 +569,7 @@ int main(int argc, char **argv) {
     add_test(core, test_strided_kernels_aliasing);
     add_test(core, test_transposes);
     add_test(core, test_strided_copy_streamed);
+    add_test(core, test_strided_copy_streamed_rows);
     add_test(core, test_binary_kernels);
     add_test(core, test_softmax_kernels);
     add_test(core, test_gather_kernel);
