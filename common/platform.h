@@ -6,8 +6,9 @@
  *   - platform_has_native() and platform_has_avx512(): whether this CPU has them, asked of the
  *     bits the C library read when the program started;
  *   - vf8, eight floats in GCC and clang's vector extensions, with which the fast kernels'
- *     vector code is written once for every CPU, and the one vector exp (vf8_exp) and tanh
- *     (vf8_tanh) of lesson 3's softmax and lesson 7's GELU.
+ *     vector code is written once for every CPU, and the one vector exp (vf8_exp, whose core
+ *     vf8_exp_unclamped takes softmax's x - max directly) and tanh (vf8_tanh) of lesson 3's
+ *     softmax and lesson 7's GELU.
  */
 #ifndef PLATFORM_H
 #define PLATFORM_H
@@ -51,6 +52,7 @@ static inline bool platform_has_avx512(void) { return false; }
 
 typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef uint32_t vu8 __attribute__((vector_size(32)));
 typedef double vd4 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 typedef int32_t vi4 __attribute__((vector_size(16)));
@@ -136,8 +138,9 @@ VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
     vf4_store(d + 3 * ld, VF4_SHUFFLE(t1, t3, 2, 3, 6, 7));
 }
 
-/* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place. */
-VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)((k + 127) << 23); }
+/* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place (unsigned, so
+ * that a lane of garbage, which the caller masks, wraps instead of overflowing). */
+VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)(((vu8)k + 127u) << 23); }
 
 /* The heart of e^x: x = n ln2 + r with n an integer and |r| <= ln2 / 2 (for |x| below about
  * 88), so that e^x = 2^n e^r. Returns e^r, a degree-7 polynomial in r, and n. n = round(x /
@@ -157,23 +160,25 @@ VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vf8 *n) {
     return p * (r * r) + r + 1.0f;
 }
 
-/* e^x for eight floats: 2^n e^r from vf8_exp_reduced, with 2^n built directly in the float's
- * exponent bits. Within 2 units in the last place of the exact e^x, with gradual underflow:
- * inf above 88.72, exactly 0 below -103.97, nan for nan. */
-VECTOR_BODY vf8 vf8_exp(vf8 x) {
-    /* Below -104, e^x rounds to 0: those lanes compute e^0 and get their 0 put in place, since
-     * a multiply that rounds to 0 takes the CPU's slow path for tiny results (a microcode
-     * assist of over a hundred cycles on Intel), and the causal mask of lesson 7 puts -inf in
-     * half of attention's scores. Above 89, e^x is inf anyway; clamping keeps n in range. A
-     * comparison with nan is false, so a nan passes through. */
-    vi8 zero = x < vf8_splat(-104.0f);
-    x = (vf8)(~zero & (vi8)vf8_min(vf8_splat(89.0f), x)); /* min(89, nan) is nan */
+/* e^x for eight floats no greater than 89, or nan, as softmax's x - max is: 2^n e^r from
+ * vf8_exp_reduced, with 2^n built directly in the float's exponent bits. Within 2 units in the
+ * last place of the exact e^x, with gradual underflow: exactly 0 below -103.97, nan for nan.
+ * Below -104, where e^x rounds to 0, a lane computes nan (-inf) or garbage and is replaced by
+ * 0: the mask is a comparison and an and. Clamping x or selecting lanes first made gcc 12
+ * write compares and blends, which took the softmax 1.25 times as long on an Intel Xeon
+ * (docs/3-softmax.md). */
+VECTOR_BODY vf8 vf8_exp_unclamped(vf8 x) {
+    vi8 zero = x < vf8_splat(-104.0f); /* false for nan */
     vf8 n, p = vf8_exp_reduced(x, &n);
     /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product is
      * exact, the second rounds once, into the subnormals (gradual underflow) or to inf */
     vi8 ni = __builtin_convertvector(n, vi8), n1 = ni >> 1;
     return (vf8)(~zero & (vi8)(p * vf8_pow2(n1) * vf8_pow2(ni - n1)));
 }
+
+/* e^x for any eight floats: inf above 88.72 (x is clamped to 89 first; min passes a nan on),
+ * otherwise as vf8_exp_unclamped. */
+VECTOR_BODY vf8 vf8_exp(vf8 x) { return vf8_exp_unclamped(vf8_min(vf8_splat(89.0f), x)); }
 
 /* tanh(x) = 1 - 2 / (e^2x + 1): 1 at e^2x = inf, -1 at 0. For |x| >= 10 that is +-1 in float,
  * the same as for |x| = 10, so 2x is clamped to [-20, 20] first (a nan stays a nan); e^2x then

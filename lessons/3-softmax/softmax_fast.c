@@ -22,8 +22,9 @@
 #include "kernels_fast.h"
 #include "platform.h"
 
-/* e^(x - shift) of the last count < 8 floats of a row, from a padded copy through the same
- * vf8_exp, so that a value's exp does not depend on where in the row it sits. */
+/* e^(x - shift) of the last count < 8 floats of a row, from a padded copy through vf8_exp,
+ * which gives the same bits as vf8_exp_unclamped for the rows' x - max: a value's exp does not
+ * depend on where in the row it sits. */
 VECTOR_BODY vf8 exp_partial(const float *x, int64_t count, float shift, float *out) {
     float buf[8] = {0};
     for (int64_t i = 0; i < count; i++) buf[i] = x[i];
@@ -61,7 +62,7 @@ VECTOR_BODY double row_exp_sum(const float *x, int64_t d, float m, float *out) {
     vd4 s0 = {0}, s1 = {0};
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) {
-        vf8 e = vf8_exp(vf8_load(x + j) - m);
+        vf8 e = vf8_exp_unclamped(vf8_load(x + j) - m); /* <= 0, or nan */
         if (out) vf8_store(out + j, e);
         s0 += vf8_low_double(e);
         s1 += vf8_high_double(e);
@@ -125,7 +126,7 @@ VECTOR_BODY void row_backward_body(bool log_softmax, const float *y, const float
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) {
         vf8 yj = vf8_load(y + j), gj = vf8_load(g + j);
-        vf8 term = log_softmax ? gj - vf8_exp(yj) * k
+        vf8 term = log_softmax ? gj - vf8_exp_unclamped(yj) * k /* y <= 0 */
                                : yj * vf8_from_doubles(vf8_low_double(gj) - dot, vf8_high_double(gj) - dot);
         vf8_store(gx + j, vf8_load(gx + j) + term);
     }
