@@ -23,6 +23,10 @@
 #include "bench.h"
 #include "permute.h"
 
+/* issue 27: a transposing or permuting copy moves the bytes memcpy moves, so memcpy's time is
+ * its limit; each copy takes at most 1.5 times that */
+#define TARGET_COPY 1.5
+
 typedef struct {
     int rank;
     int64_t shape[4];
@@ -138,10 +142,10 @@ int main(int argc, char **argv) {
         bench_table_header(what, "GB/s", "memcpy of the same bytes");
         /* the copies the targets compare with memcpy are timed in turns with it (bench_pair);
          * the memcpy row shows its best time from those pairs */
-        pairs[l] = bench_pair(&o, memcpy_warm, &c, contiguous_op, &c, 2.0);
+        pairs[l] = bench_pair(&o, memcpy_warm, &c, contiguous_op, &c, TARGET_COPY);
         BenchTime base = pairs[l].a;
         if (l == 0) {
-            to_array_pair = bench_pair(&o, memcpy_warm, &c, to_array_warm, &c, 2.0);
+            to_array_pair = bench_pair(&o, memcpy_warm, &c, to_array_warm, &c, TARGET_COPY);
             if (to_array_pair.a.best < base.best) base = to_array_pair.a;
         }
         bench_table_row("memcpy of the same bytes", base, gbps(&c, base), base.best);
@@ -161,10 +165,9 @@ int main(int argc, char **argv) {
         case_free(&c);
     }
     printf("\n");
-    bench_target_pair_at_most("contiguous() of the transpose, time / memcpy's (strided vs contiguous, <= 2)", pairs[0],
-                              2.0);
-    bench_target_pair_at_most("contiguous() of the head split, time / memcpy's", pairs[1], 2.0);
-    bench_target_pair_at_most("contiguous() of K transposed per head, time / memcpy's", pairs[2], 2.0);
-    bench_target_pair_at_most("to_array() of the transpose, time / memcpy's", to_array_pair, 2.0);
+    bench_target_pair_at_most("contiguous() of the transpose, time / memcpy's", pairs[0], TARGET_COPY);
+    bench_target_pair_at_most("contiguous() of the head split, time / memcpy's", pairs[1], TARGET_COPY);
+    bench_target_pair_at_most("contiguous() of K transposed per head, time / memcpy's", pairs[2], TARGET_COPY);
+    bench_target_pair_at_most("to_array() of the transpose, time / memcpy's", to_array_pair, TARGET_COPY);
     return 0;
 }
