@@ -16,7 +16,9 @@
  * not the fastest one for them. So the benchmark runs itself again in a child process per
  * candidate core with OPENBLAS_CORETYPE set (the variable is read only when the library
  * loads), measures OpenBLAS alone there (--openblas-only), and compares the library with the
- * fastest core: "tuned" OpenBLAS. The rate is GFLOP/s: 2*m*k*n floating-point operations.
+ * fastest core: "tuned" OpenBLAS. Under COURSE_KERNELS=avx2 on a CPU with AVX-512, tuned is the
+ * fastest core without AVX-512 (Haswell, Zen): each side runs what a CPU without it would. The
+ * rate is GFLOP/s: 2*m*k*n floating-point operations.
  * tensor_matmul is timed as a training loop calls it, each result in reused memory; the
  * batched table shows once what a result in new memory costs (time_library; then bench_warm_heap).
  */
@@ -423,11 +425,14 @@ static bool blas_in_child(const char *core, int argc, char **argv, BlasTimes *r)
     return got_core && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* Do the core's kernels use AVX-512? */
+static bool uses_avx512(const char *core) { return strcmp(core, "SkylakeX") == 0 || strcmp(core, "Cooperlake") == 0; }
+
 /* Can this CPU run the core's kernels? (Forcing one it cannot run would crash the child.) */
 static bool cpu_can_run(const char *core) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    if (strcmp(core, "SkylakeX") == 0 || strcmp(core, "Cooperlake") == 0) return __builtin_cpu_supports("avx512f");
+    if (uses_avx512(core)) return __builtin_cpu_supports("avx512f");
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
     (void)core;
@@ -464,9 +469,15 @@ static int openblas_cores(const BenchOptions *o, int argc, char **argv, const in
         if (blas_in_child(candidates[c], argc, argv, &blas[*n_blas])) (*n_blas)++;
         else printf("OpenBLAS core %s: its process failed; left out\n", candidates[c]);
     }
-    int tuned = 0;
-    for (int c = 1; c < *n_blas; c++)
-        if (blas_score(&blas[c], n_sizes) > blas_score(&blas[tuned], n_sizes)) tuned = c;
+    /* Under COURSE_KERNELS=avx2 on a CPU with AVX-512, the library runs the kernels a CPU without
+     * it would, and so does the OpenBLAS it is held to: a core without AVX-512's instructions. */
+    bool same_isa = !kernels_avx512() && cpu_can_run("SkylakeX");
+    int tuned = -1;
+    for (int c = 0; c < *n_blas; c++)
+        if (!(same_isa && uses_avx512(blas[c].core)) &&
+            (tuned < 0 || blas_score(&blas[c], n_sizes) > blas_score(&blas[tuned], n_sizes)))
+            tuned = c;
+    if (tuned < 0) tuned = 0;
     printf("\nOpenBLAS cores, GFLOP/s (OPENBLAS_CORETYPE=core, each in a process of its own)\n  %-38s", "shape");
     for (int c = 0; c < *n_blas; c++) printf(" %11s", blas[c].core);
     printf("\n");
@@ -482,8 +493,9 @@ static int openblas_cores(const BenchOptions *o, int argc, char **argv, const in
         for (int c = 0; c < *n_blas; c++) printf(" %11.2f", 2.0 * BATCH * BM * BK * BN / blas[c].batched[v] * 1e-9);
         printf("\n");
     }
-    printf("tuned OpenBLAS: the %s core, the fastest over all these shapes (geometric mean); detected: %s\n",
-           blas[tuned].core, blas[0].core);
+    printf("tuned OpenBLAS: the %s core, the fastest over all these shapes (geometric mean)%s; detected: %s\n",
+           blas[tuned].core, same_isa ? " of the cores without AVX-512, as the library runs none" : "",
+           blas[0].core);
     return tuned;
 }
 #else

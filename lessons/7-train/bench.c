@@ -22,6 +22,7 @@
 #include "bench.h"
 #include "bmm.h"
 #include "data.h"
+#include "kernels.h"
 #include "run.h"
 
 /* issue 27's: a step at most 0.35 of PyTorch's (one thread, a tuned BLAS) and at most twice
@@ -50,6 +51,17 @@ static void step(void *arg) {
     ctx_reset(s->m->ctx);
 }
 
+/* Under COURSE_KERNELS=avx2 on a CPU with AVX-512, PyTorch runs what a CPU without it would too:
+ * its own kernels at AVX2 (ATEN_CPU_CAPABILITY) and OpenBLAS's Haswell core. The settings, as
+ * the command's prefix, or "". */
+static const char *torch_same_isa(void) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!kernels_avx512() && __builtin_cpu_supports("avx512f")) return "ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ";
+#endif
+    return "";
+}
+
 /* PyTorch's best step time in ms from `steps` timed steps, or a negative number (with why in
  * `why`) when it cannot run. */
 /* version and blas (the BLAS it ran on: OpenBLAS, reference, ...) have room for 64 chars, blas_path for 256 */
@@ -57,8 +69,9 @@ static double torch_step_ms(int steps, char version[64], char blas[64], char bla
     const ModelConfig *c = &RUN_CONFIG;
     const char *python = getenv("PYTHON");
     if (!python || !*python) python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+    const char *same_isa = torch_same_isa();
     char command[1024];
-    snprintf(command, sizeof command, "%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1", python,
+    snprintf(command, sizeof command, "%s%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1", same_isa, python,
              RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads, (long long)c->layers,
              (long long)c->mlp, steps);
     FILE *p = popen(command, "r");
@@ -167,8 +180,10 @@ int main(int argc, char **argv) {
         printf("PyTorch: skipped: %s\n", why);
     } else {
         printf("%-36s %10.3f\n", "PyTorch (CPU, 1 thread)", torch_best);
-        printf("PyTorch %s, BLAS: %s (%s); our time over PyTorch's: %.2f\n\n", version, blas, blas_path,
+        printf("PyTorch %s, BLAS: %s (%s); our time over PyTorch's: %.2f\n", version, blas, blas_path,
                ours_best / torch_best);
+        if (*torch_same_isa()) printf("(PyTorch ran with %sas the library runs without AVX-512)\n", torch_same_isa());
+        printf("\n");
         /* the reference BLAS is many times slower than any tuned one: a ratio against it says nothing */
         if (!strcmp(blas, "reference"))
             printf("no target claimed: this PyTorch computes on the reference BLAS (netlib's), not a tuned one. On "
