@@ -65,10 +65,11 @@ typedef double CrossEntropyKernel(const Tensor *logits, const int64_t *targets);
 typedef void CrossEntropyBackwardKernel(const Tensor *logits, const int64_t *targets, float scale, float *gx);
 /* lesson 5: out[i, :] = table[indices[i], :] for i < n, out (n, D) */
 typedef void GatherRowsKernel(const Tensor *table, const int64_t *indices, int64_t n, float *out);
-/* lesson 6: out[i, j] += sum over p of a[i, p] * b[p, j], each matrix through its row and
- * column strides; out overlaps neither input */
+/* lesson 6: out[i, j] += sum over p of a[i, p] * b[p, j] when accumulate, out[i, j] = that sum
+ * (whatever out held, even nan) when not: a BLAS's beta of 1 or 0. Each matrix through its row
+ * and column strides; out overlaps neither input */
 typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                          float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
+                          float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate);
 /* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
 typedef void GeluKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
                         float *tanh_u);

@@ -50,6 +50,15 @@ float *tensor_grad_data(Tensor *t) {
     return tensor_data(t->grad);
 }
 
+float *tensor_grad_begin(Tensor *t, bool *overwrite) {
+    if (!t) return tensor_null_input("grad_begin", "t"), NULL;
+    if (!overwrite) return tensor_null_input("grad_begin", "overwrite"), NULL;
+    if (!grad_make(t)) return NULL;
+    *overwrite = t->grad_unset; /* the caller writes every element: it counts as zeroed from now on */
+    t->grad_unset = false;
+    return tensor_data(t->grad);
+}
+
 Tensor *tensor_grad(Tensor *t) {
     if (!t) return tensor_null_input("grad", "t"), NULL;
     char s[SHAPE_STR_MAX];

@@ -572,12 +572,15 @@ void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_
         kernels()->accumulate(rank, shape, dst, dst_strides, src, src_strides);
 }
 
-/* contiguous: forward copies, backward passes the gradient straight through. */
+/* contiguous: forward copies, backward passes the gradient straight through (copied, if it is
+ * the first to reach x: tensor_grad_begin). */
 static void contiguous_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t strides[TENSOR_MAX_RANK];
     contiguous_strides(x->shape, x->rank, strides);
-    strided_accumulate(x->rank, x->shape, tensor_grad_data(x), strides, tensor_grad_data(out), strides);
+    bool first;
+    float *gx = tensor_grad_begin(x, &first);
+    (first ? strided_copy : strided_accumulate)(x->rank, x->shape, gx, strides, tensor_grad_data(out), strides);
 }
 
 Tensor *tensor_contiguous(Tensor *x) {

@@ -276,6 +276,12 @@ void tensor_zero_grad(Tensor *t);
  * tensor_backward makes every gradient it needs at its start and zeroes each when it is first
  * used, when the memory is in the cache for the add; those nothing used, before it returns. */
 float *tensor_grad_data(Tensor *t);
+/* For a backward that writes every element of t's gradient: the same buffer, except that where
+ * tensor_grad_data would zero it first, it is returned as it is, with *overwrite true: nothing
+ * has reached it yet, and the caller stores (=) each element instead of adding (+=), so the
+ * zeroing is saved (a step of lesson 7 clears megabytes otherwise). *overwrite false: add, as
+ * always. NULL with an error if t or overwrite is NULL or memory runs out. */
+float *tensor_grad_begin(Tensor *t, bool *overwrite);
 
 /* ---- printing ----------------------------------------------------------------------- */
 

@@ -226,6 +226,8 @@ static bool all_are(const float *p, int n, float value) {
     EXPECT_INT(tensor_backward_from(NULL, a), "backward: input loss is NULL");                                       \
     EXPECT_PTR(tensor_grad(NULL), "grad: input t is NULL");                                                          \
     EXPECT_PTR(tensor_grad_data(NULL), "grad_data: input t is NULL");                                                \
+    EXPECT_PTR(tensor_grad_begin(NULL, &(bool){false}), "grad_begin: input t is NULL");                              \
+    EXPECT_PTR(tensor_grad_begin(a, NULL), "grad_begin: input overwrite is NULL");                                   \
     EXPECT_PTR(tensor_expand(NULL, DIMS(3)), "expand: input x is NULL");                                            \
     EXPECT_PTR(tensor_sum_to_shape(NULL, DIMS(3)), "sum_to_shape: input x is NULL");                                 \
     EXPECT_PTR(tensor_sum(NULL), "sum: input x is NULL");                                                            \

@@ -448,13 +448,21 @@ START_TEST(test_matmul_kernel) {
                 int64_t m = sizes[s][0], kk = sizes[s][1], n = sizes[s][2];
                 int la = a_layouts[l], lb = a_layouts[(l + 1 + turn) % 5], lo = out_layouts[turn % 4];
                 Mat a = mat_new(&rng, m, kk, la, -1, 1), b = mat_new(&rng, kk, n, lb, -1, 1);
-                Mat out = mat_new(&rng, m, n, lo, -1, 1), want = mat_copy(&out);
-                k->matmul(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&out), out.rs, out.cs, m, kk, n);
-                matmul_reference(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&want), want.rs, want.cs, m, kk, n);
+                Mat out = mat_new(&rng, m, n, lo, -1, 1);
+                /* every other case stores over out (accumulate false): out then holds nan, which
+                 * must not reach the result */
+                bool accumulate = turn % 2 == 0;
+                if (!accumulate)
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < n; j++) at(&out)[i * out.rs + j * out.cs] = NAN;
+                Mat want = mat_copy(&out);
+                k->matmul(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&out), out.rs, out.cs, m, kk, n, accumulate);
+                matmul_reference(at(&a), a.rs, a.cs, at(&b), b.rs, b.cs, at(&want), want.rs, want.cs, m, kk, n,
+                                 accumulate);
                 char what[200];
-                snprintf(what, sizeof what, "%s kernels, matmul (%lld,%lld) @ (%lld,%lld), a %s, b %s, out %s", name,
+                snprintf(what, sizeof what, "%s kernels, matmul (%lld,%lld) @ (%lld,%lld), a %s, b %s, out %s%s", name,
                          (long long)m, (long long)kk, (long long)kk, (long long)n, layout_name[la], layout_name[lb],
-                         layout_name[lo]);
+                         layout_name[lo], accumulate ? ", added into" : ", stored over nan");
                 /* sums of up to 600 products of size up to 1, in another order */
                 expect_same_mat(what, &out, &want, 4e-5);
                 free(a.buf), free(b.buf), free(out.buf), free(want.buf);

@@ -87,16 +87,18 @@ int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
 
 /* Output element i0..ik is input element (i at the positions inv gives), so the gradient of
  * each output element belongs to exactly one input element: the same strides, used to write
- * into x's gradient, put every gradient back in its place. += because x may be used
- * elsewhere too. */
+ * into x's gradient, put every gradient back in its place. Added (+=), because x may be used
+ * elsewhere too; or copied, when it is the first gradient to reach x (tensor_grad_begin). */
 static void permute_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     const int *dims = out->saved;
     int64_t gx_contiguous[TENSOR_MAX_RANK], gx_permuted[TENSOR_MAX_RANK];
     contiguous_strides(x->shape, x->rank, gx_contiguous);
     for (int i = 0; i < out->rank; i++) gx_permuted[i] = gx_contiguous[dims[i]];
-    strided_accumulate(out->rank, out->shape, tensor_grad_data(x), gx_permuted, tensor_data(out->grad),
-                       out->grad->strides);
+    bool first;
+    float *gx = tensor_grad_begin(x, &first);
+    (first ? strided_copy : strided_accumulate)(out->rank, out->shape, gx, gx_permuted, tensor_data(out->grad),
+                                                out->grad->strides);
 }
 
 Tensor *tensor_permute(Tensor *x, const int *dims, int n) {
@@ -192,11 +194,15 @@ static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *w
 }
 
 /* The elements keep their row-major order, so gradient i belongs to element i: both
- * gradients are read as one row of n floats, added by the core's strided_accumulate. */
+ * gradients are read as one row of n floats, added by the core's strided_accumulate (copied,
+ * when it is the first gradient to reach x, as in permute's backward). */
 static void reshape_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t n = tensor_numel(x);
-    strided_accumulate(1, &n, tensor_grad_data(x), (const int64_t[]){1}, tensor_data(out->grad), (const int64_t[]){1});
+    bool first;
+    float *gx = tensor_grad_begin(x, &first);
+    (first ? strided_copy : strided_accumulate)(1, &n, gx, (const int64_t[]){1}, tensor_data(out->grad),
+                                                (const int64_t[]){1});
 }
 
 Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {

@@ -25,14 +25,19 @@
  * product, with every matrix read through its strides, so any view works. Loop order i, p, j:
  * the inner loop walks a row of b and a row of out. Every 2-D product of the lesson, forward
  * and backward, is computed through the table's entry for it (kernels()->matmul): this kernel,
- * or gemm.c's blocked, vectorised one. out must not overlap a or b. */
+ * or gemm.c's blocked, vectorised one. out must not overlap a or b. Without accumulate, each row
+ * of out starts from 0 instead of what it held: a new result, or a gradient nothing has reached
+ * yet, is written without being cleared first (tensor_grad_begin). */
 void matmul_reference(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
-    for (int64_t i = 0; i < m; i++)
+                      float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate) {
+    for (int64_t i = 0; i < m; i++) {
+        if (!accumulate)
+            for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] = 0.0f;
         for (int64_t p = 0; p < k; p++) {
             float x = a[i * a_rs + p * a_cs];
             for (int64_t j = 0; j < n; j++) out[i * out_rs + j * out_cs] += x * b[p * b_rs + j * b_cs];
         }
+    }
 }
 
 /* ==== the plan: batch dims broadcast, matrix dims multiply ================================ */
@@ -122,7 +127,7 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
     memcpy(shape, p.batch, (size_t)p.batch_rank * sizeof(int64_t));
     shape[p.batch_rank] = p.m;
     shape[p.batch_rank + 1] = p.n;
-    Tensor *out = tensor_zeros(a->ctx, shape, p.batch_rank + 2);
+    Tensor *out = tensor_empty(a->ctx, shape, p.batch_rank + 2); /* each batch's product is stored over it */
     if (!out) return NULL;
     const float *ad = tensor_data(a), *bd = tensor_data(b);
     float *od = tensor_data(out);
@@ -132,12 +137,20 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
         nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
         while (nditer_next(&it))
             kernels()->matmul(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2], p.n, 1, p.m,
-                      p.k, p.n);
+                      p.k, p.n, false);
     }
     return tensor_record(out, op, matmul_backward, 2, (Tensor *[]){a, b});
 }
 
 /* ==== backward ============================================================================ */
+
+/* Whether a gradient with these batch strides has its own slice for every batch (no batch dim
+ * of more than 1 broadcast to it), so that each product writes a part no other one writes. */
+static bool own_slice_per_batch(const Plan *p, const int64_t *grad_batch_strides) {
+    for (int d = 0; d < p->batch_rank; d++)
+        if (p->batch[d] > 1 && grad_batch_strides[d] == 0) return false;
+    return true;
+}
 
 /* For every batch: ga += g @ b^T and gb += a^T @ g (the chapter's section 7.3):
  *   ga[i, p] += sum over j of g[i, j] * b[p, j]
@@ -146,7 +159,9 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
  * the batch dims that were broadcast, so the batches that shared an operand all add into the
  * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
  * add into x's gradient. When the fold holds for the gradients too, the backward folds as the
- * forward did: gb's sum over the batches becomes part of one longer sum over the rows. */
+ * forward did: gb's sum over the batches becomes part of one longer sum over the rows. A
+ * gradient that nothing has reached yet, and of which each batch has a slice of its own, is
+ * stored over (tensor_grad_begin) rather than cleared and added to. */
 static void matmul_backward(Tensor *out) {
     if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
     Tensor *a = out->inputs[0], *b = out->inputs[1];
@@ -158,7 +173,12 @@ static void matmul_backward(Tensor *out) {
     make_plan("matmul", a, ga_strides, b, gb_strides, &grad);
     folded_data = data, folded_grad = grad;
     if (fold_into_rows(&folded_data) && fold_into_rows(&folded_grad)) data = folded_data, grad = folded_grad;
-    float *ga = a->requires_grad ? tensor_grad_data(a) : NULL, *gb = b->requires_grad ? tensor_grad_data(b) : NULL;
+    bool store_a = false, store_b = false;
+    float *ga = NULL, *gb = NULL;
+    if (a->requires_grad && own_slice_per_batch(&grad, grad.a_batch)) ga = tensor_grad_begin(a, &store_a);
+    else if (a->requires_grad) ga = tensor_grad_data(a);
+    if (b->requires_grad && own_slice_per_batch(&grad, grad.b_batch)) gb = tensor_grad_begin(b, &store_b);
+    else if (b->requires_grad) gb = tensor_grad_data(b);
     const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
     int64_t m = data.m, k = data.k, n = data.n;
     NdIter it;
@@ -167,9 +187,11 @@ static void matmul_backward(Tensor *out) {
     while (nditer_next(&it)) {
         const float *ab = ad + it.offset[0], *bb = bd + it.offset[1], *gbatch = g + it.offset[2];
         /* g @ b^T: b^T is b read with its row and column strides swapped */
-        if (ga) kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k);
+        if (ga) kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k,
+                                  !store_a);
         /* a^T @ g: a^T is a read with its strides swapped */
-        if (gb) kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n);
+        if (gb) kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n,
+                                  !store_b);
     }
 }
 

@@ -59,13 +59,14 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 /* ==== the micro-kernels =================================================================== */
 
 /* c[i, j] += sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for the whole tile, the
- * kernel's rows x NR: a is a sliver of that many rows read through its strides (where it lies
- * in a, or a packed copy, below), pb a packed sliver of b; c's rows are ldc apart and its
- * columns contiguous. */
-typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c, int64_t ldc);
+ * kernel's rows x NR (c[i, j] = that sum, without reading c, when add is false): a is a sliver
+ * of that many rows read through its strides (where it lies in a, or a packed copy, below), pb
+ * a packed sliver of b; c's rows are ldc apart and its columns contiguous. */
+typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c, int64_t ldc,
+                    bool add);
 /* The same for a rows x 2NR tile: columns 0 .. NR-1 from the sliver pb, NR .. 2NR-1 from pb2. */
 typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
-                     float *c, int64_t ldc);
+                     float *c, int64_t ldc, bool add);
 
 /* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The
  * tile is summed in a local array, then added into c once. Without -march the compiler has
@@ -77,13 +78,13 @@ typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, con
 __attribute__((aligned(64)))
 #endif
 static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                           int64_t ldc) {
+                           int64_t ldc, bool add) {
     float t[MR][NR] = {{0}};
     for (int64_t p = 0; p < kc; p++, a += a_cs, pb += NR)
         for (int i = 0; i < MR; i++)
             for (int j = 0; j < NR; j++) t[i][j] += a[i * a_rs] * pb[j];
     for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++) c[i * ldc + j] += t[i][j];
+        for (int j = 0; j < NR; j++) c[i * ldc + j] = (add ? c[i * ldc + j] : 0.0f) + t[i][j];
 }
 
 /* A 6 x 16 tile in vf8 (common/platform.h): row i is two vectors of 8, ci0 (columns 0-7) and
@@ -94,7 +95,7 @@ static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_c
  * kernel above runs instead). The rows are spelled out (ROW) rather than looped over so that
  * the accumulators surely stay in registers at -O2. */
 VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                                 int64_t ldc) {
+                                 int64_t ldc, bool add) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     vf8 c00 = {0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     vf8 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -106,19 +107,26 @@ VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
 #undef ROW
     }
-#define STORE(i)                                             \
-    vf8_store(c + i * ldc, vf8_load(c + i * ldc) + c##i##0); \
-    vf8_store(c + i * ldc + 8, vf8_load(c + i * ldc + 8) + c##i##1)
+    if (add) {
+#define STORE(i)                         \
+    c##i##0 += vf8_load(c + i * ldc);    \
+    c##i##1 += vf8_load(c + i * ldc + 8)
+        STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
+#undef STORE
+    }
+#define STORE(i)                        \
+    vf8_store(c + i * ldc, c##i##0);    \
+    vf8_store(c + i * ldc + 8, c##i##1)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
 #undef STORE
 }
 static void kernel_vf8_portable(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                                int64_t ldc) {
-    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc);
+                                int64_t ldc, bool add) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, add);
 }
 VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                            float *c, int64_t ldc) {
-    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc);
+                                            float *c, int64_t ldc, bool add) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, add);
 }
 
 #ifdef TARGET_AVX512
@@ -126,12 +134,16 @@ VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t 
  * it, and they pass none to a function. */
 typedef float vf16 __attribute__((vector_size(64)));
 #define VF16_LOAD(v, p) memcpy(&(v), (p), sizeof(vf16))
-#define VF16_ADD_INTO(p, v)                  \
+/* *p = v, or *p += v when add */
+#define VF16_PUT(p, v, add)                  \
     do {                                     \
-        vf16 old_;                           \
-        VF16_LOAD(old_, (p));                \
-        old_ += (v);                         \
-        memcpy((p), &old_, sizeof(vf16));    \
+        vf16 new_ = (v);                     \
+        if (add) {                           \
+            vf16 old_;                       \
+            VF16_LOAD(old_, (p));            \
+            new_ += old_;                    \
+        }                                    \
+        memcpy((p), &new_, sizeof(vf16));    \
     } while (0)
 
 /* AVX-512, an 8 x 16 tile: row i is one vf16, and each step does eight fused multiply-adds,
@@ -141,7 +153,7 @@ typedef float vf16 __attribute__((vector_size(64)));
  * no add waits. The CPUs with two 512-bit FMA units run it about twice as fast as the AVX2
  * kernel (docs/6-bmm.md, 7.7). */
 TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                        float *c, int64_t ldc) {
+                                        float *c, int64_t ldc, bool add) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
     vf16 e0 = {0}, e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
@@ -164,7 +176,7 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i) VF16_ADD_INTO(c + i * ldc, e##i + o##i)
+#define STORE(i) VF16_PUT(c + i * ldc, e##i + o##i, add)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
@@ -177,7 +189,7 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
  * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
 TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                             const float *pb2, float *c, int64_t ldc) {
+                                             const float *pb2, float *c, int64_t ldc, bool add) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
     vf16 l0 = {0}, l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
@@ -192,9 +204,9 @@ TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i)                        \
-    VF16_ADD_INTO(c + i * ldc, l##i);   \
-    VF16_ADD_INTO(c + i * ldc + NR, r##i)
+#define STORE(i)                          \
+    VF16_PUT(c + i * ldc, l##i, add);     \
+    VF16_PUT(c + i * ldc + NR, r##i, add)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
@@ -267,26 +279,27 @@ static void pack_a(int64_t mr, int64_t rows, int64_t kc, const float *a, int64_t
 /* ==== the loops around the kernel ========================================================= */
 
 /* One tile of out, kernel->rows x `width` (NR, or 2NR for kernel->two), of which mr x nr
- * exist. A whole tile of an out whose rows are contiguous is added to in place; a partial one
- * (the right and bottom edges) or one of a strided out is computed into a zeroed local tile,
- * and the part that exists is added into out. */
+ * exist, added into out (stored over it when add is false). A whole tile of an out whose rows
+ * are contiguous is written in place; a partial one (the right and bottom edges) or one of a
+ * strided out is computed into a local tile, and the part that exists is put into out. */
 static void tile(const MicroKernel *kernel, int64_t width, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                 const float *pb, float *out, int64_t rs, int64_t cs, int64_t mr, int64_t nr) {
+                 const float *pb, float *out, int64_t rs, int64_t cs, int64_t mr, int64_t nr, bool add) {
     float t[MR * 2 * NR];
     bool in_place = mr == kernel->rows && nr == width && cs == 1;
     float *c = in_place ? out : t;
     int64_t ldc = in_place ? rs : width;
-    if (!in_place) memset(t, 0, sizeof t);
-    if (width == NR) kernel->one(kc, a, a_rs, a_cs, pb, c, ldc);
-    else kernel->two(kc, a, a_rs, a_cs, pb, pb + kc * NR, c, ldc);
+    if (width == NR) kernel->one(kc, a, a_rs, a_cs, pb, c, ldc, in_place && add);
+    else kernel->two(kc, a, a_rs, a_cs, pb, pb + kc * NR, c, ldc, in_place && add);
     if (in_place) return;
     for (int64_t i = 0; i < mr; i++)
-        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] += t[i * width + j];
+        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] = (add ? out[i * rs + j * cs] : 0.0f) + t[i * width + j];
 }
 
-/* gemm_f32 with its kernel chosen */
+/* gemm_f32 with its kernel chosen, adding into out, or, without accumulate, storing over it (k
+ * must then be at least 1, or out would be left as it was: matmul_fast's small products) */
 static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
-                 int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+                 int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n,
+                 bool accumulate) {
     if (m <= 0 || n <= 0 || k <= 0) return true; /* nothing to add */
     if (!a || !b || !out) return false; /* from no caller of bmm.c's: nothing added */
     /* One buffer for a packed block of a (only its bottom sliver, when a's rows are read where
@@ -311,6 +324,7 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
         int64_t nc = min64(NC, n - jc);
         for (int64_t pc = 0; pc < k; pc += KC) { /* the sum over p, KC terms at a time */
             int64_t kc = min64(KC, k - pc);
+            bool add = accumulate || pc > 0; /* the first KC terms are stored over out, without accumulate */
             pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
             for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
                 int64_t mc = min64(MC, m - ic);
@@ -328,10 +342,10 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
                         float *o = out + (ic + ir) * out_rs + (jc + jr) * out_cs;
                         if (ir < in_place)
                             tile(kernel, width, kc, block + ir * a_rs, a_rs, a_cs, pb + jr * kc, o, out_rs, out_cs, rows,
-                                 min64(width, nc - jr));
+                                 min64(width, nc - jr), add);
                         else
                             tile(kernel, width, kc, pa + (ir - in_place) * kc, 1, rows, pb + jr * kc, o, out_rs,
-                                 out_cs, min64(rows, mc - ir), min64(width, nc - jr));
+                                 out_cs, min64(rows, mc - ir), min64(width, nc - jr), add);
                     }
                 }
             }
@@ -345,16 +359,17 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     MicroKernel kernel;
     pick_kernel(&kernel); /* the plain kernel under COURSE_KERNELS=reference */
-    return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+    return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, true);
 }
 
 void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
-                 int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
+                 int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate) {
     /* Below GEMM_SMALL multiply-adds, packing costs more than it saves; so it does for a dot
      * product (one row times one column), where no value is used twice. The reference takes
-     * those, and a product whose buffer cannot be allocated. */
+     * those (k = 0 among them), and a product whose buffer cannot be allocated. */
     MicroKernel kernel;
     bool small = (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1);
-    if (small || !pick_kernel(&kernel) || !gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n))
-        matmul_reference(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n);
+    if (small || !pick_kernel(&kernel) ||
+        !gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate))
+        matmul_reference(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate);
 }

@@ -162,9 +162,15 @@ static void linear_backward(Tensor *out) {
     Tensor *x = out->inputs[0], *w = out->inputs[1], *b = out->n_inputs == 3 ? out->inputs[2] : NULL;
     int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(out->shape, out->rank - 1);
     const float *g = tensor_data(out->grad), *xd = tensor_data(x), *wd = tensor_data(w);
-    if (x->requires_grad)
-        kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], tensor_grad_data(x), k, 1, rows, n, k);
-    if (w->requires_grad) kernels()->matmul(xd, 1, k, g, n, 1, tensor_grad_data(w), n, 1, k, rows, n);
+    bool store; /* a gradient nothing has reached yet is stored over, not cleared and added to */
+    if (x->requires_grad) {
+        float *gx = tensor_grad_begin(x, &store);
+        kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], gx, k, 1, rows, n, k, !store);
+    }
+    if (w->requires_grad) {
+        float *gw = tensor_grad_begin(w, &store);
+        kernels()->matmul(xd, 1, k, g, n, 1, gw, n, 1, k, rows, n, !store);
+    }
     if (b && b->requires_grad)
         kernels()->accumulate(2, (const int64_t[]){rows, n}, tensor_grad_data(b), (const int64_t[]){0, 1},
                               g, (const int64_t[]){n, 1});
@@ -190,13 +196,13 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(x->shape, x->rank - 1), shape[TENSOR_MAX_RANK];
     memcpy(shape, x->shape, (size_t)x->rank * sizeof *shape);
     shape[x->rank - 1] = n;
-    Tensor *out = b ? tensor_empty(x->ctx, shape, x->rank) : tensor_zeros(x->ctx, shape, x->rank);
+    Tensor *out = tensor_empty(x->ctx, shape, x->rank);
     if (!out) return NULL;
     if (b) /* b in every row: a copy from a stride-0 view of it (lesson 1) */
         kernels()->copy(2, (const int64_t[]){rows, n}, tensor_data(out), (const int64_t[]){n, 1}, tensor_data(b),
                         (const int64_t[]){0, b->strides[0]});
     kernels()->matmul(tensor_data(in[0]), k, 1, tensor_data(w), w->strides[0], w->strides[1], tensor_data(out), n, 1,
-                      rows, k, n);
+                      rows, k, n, b != NULL); /* added into b's rows, or stored */
     return tensor_record(out, op, linear_backward, b ? 3 : 2, in);
 }
 
