@@ -144,14 +144,17 @@ VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
 VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)(((vu8)k + 127u) << 23); }
 
 /* The heart of e^x: x = n ln2 + r with n an integer and |r| <= ln2 / 2 (for |x| below about
- * 88), so that e^x = 2^n e^r. Returns e^r, a degree-7 polynomial in r, and n. n = round(x /
- * ln2) (adding and taking away 1.5 * 2^23 rounds to the nearest integer), r = x - n ln2, ln2
- * split into a part with few bits (n * 0.693359375 is exact) and the rest, so that r keeps its
- * low bits (Cody and Waite); the polynomial is Cephes' (as in its expf), by Horner's rule. */
-VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vf8 *n) {
-    *n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    vf8 r = x - *n * 0.693359375f;
-    r = r - *n * -2.12194440e-4f;
+ * 88), so that e^x = 2^n e^r. Returns e^r, a degree-7 polynomial in r, and n, as an integer.
+ * n = round(x / ln2): adding 1.5 * 2^23 rounds x / ln2 to an integer, which the sum's low bits
+ * then hold (its bits less those of 1.5 * 2^23, unsigned, so that a lane out of range gives
+ * garbage, never undefined behaviour, as converting it to an integer would). r = x - n ln2,
+ * ln2 split into a part with few bits (n * 0.693359375 is exact) and the rest, so that r keeps
+ * its low bits (Cody and Waite); the polynomial is Cephes' (as in its expf), by Horner's rule. */
+VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vi8 *n) {
+    vf8 shifted = x * 1.44269504088896341f + 12582912.0f, nf = shifted - 12582912.0f;
+    *n = (vi8)((vu8)shifted - 0x4B400000u); /* 0x4B400000: the bits of 1.5 * 2^23 */
+    vf8 r = x - nf * 0.693359375f;
+    r = r - nf * -2.12194440e-4f;
     vf8 p = vf8_splat(1.9875691500e-4f); /* e^r = 1 + r + r^2 p(r) */
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
@@ -164,17 +167,19 @@ VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vf8 *n) {
 /* e^x for eight floats no greater than 89, or nan, as softmax's x - max is: 2^n e^r from
  * vf8_exp_reduced, with 2^n built directly in the float's exponent bits. Within 2 units in the
  * last place of the exact e^x, with gradual underflow: exactly 0 below -103.97, nan for nan.
- * Below -104, where e^x rounds to 0, a lane computes nan (-inf) or garbage and is replaced by
- * 0: the mask is a comparison and an and. Clamping x or selecting lanes first made gcc 12
- * write compares and blends, which took the softmax 1.25 times as long on an Intel Xeon
- * (docs/3-softmax.md). */
+ * Below -104, where e^x rounds to 0, a lane's result is replaced by 0 (an and with a mask:
+ * gcc 12 made a clamp or a select of x into compares and blends, docs/3-softmax.md), and its n
+ * by 0 first: a multiply whose result rounds to a tiny number or 0 takes the CPU's slow path
+ * (a microcode assist, some 10 times slower), which x from -112 to -104 would otherwise take. */
 VECTOR_BODY vf8 vf8_exp_unclamped(vf8 x) {
     vi8 zero = x < vf8_splat(-104.0f); /* false for nan */
-    vf8 n, p = vf8_exp_reduced(x, &n);
+    vi8 n;
+    vf8 p = vf8_exp_reduced(x, &n);
+    n &= ~((vi8)(x + 104.0f) >> 31); /* 0 where x < -104 (or x is a nan with its sign bit set) */
     /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product is
      * exact, the second rounds once, into the subnormals (gradual underflow) or to inf */
-    vi8 ni = __builtin_convertvector(n, vi8), n1 = ni >> 1;
-    return (vf8)(~zero & (vi8)(p * vf8_pow2(n1) * vf8_pow2(ni - n1)));
+    vi8 n1 = n >> 1;
+    return (vf8)(~zero & (vi8)(p * vf8_pow2(n1) * vf8_pow2(n - n1)));
 }
 
 /* e^x for any eight floats: inf above 88.72 (x is clamped to 89 first; min passes a nan on),
@@ -183,11 +188,12 @@ VECTOR_BODY vf8 vf8_exp(vf8 x) { return vf8_exp_unclamped(vf8_min(vf8_splat(89.0
 
 /* tanh(x) = 1 - 2 / (e^2x + 1): 1 at e^2x = inf, -1 at 0. For |x| >= 10 that is +-1 in float,
  * the same as for |x| = 10, so 2x is clamped to [-20, 20] first (a nan stays a nan); e^2x then
- * needs one power of two and none of vf8_exp's care at the ends of its range. The same values
- * as from vf8_exp, bit for bit; GELU's forward takes 0.82 times as long (docs/7-train.md). */
+ * needs one power of two and none of vf8_exp's care at the ends of its range: the same values
+ * as from vf8_exp, bit for bit, in less time (docs/7-train.md). */
 VECTOR_BODY vf8 vf8_tanh(vf8 x) {
-    vf8 n, p = vf8_exp_reduced(vf8_min(vf8_splat(20.0f), vf8_max(vf8_splat(-20.0f), x + x)), &n);
-    return 1.0f - 2.0f / (p * vf8_pow2(__builtin_convertvector(n, vi8)) + 1.0f);
+    vi8 n;
+    vf8 p = vf8_exp_reduced(vf8_min(vf8_splat(20.0f), vf8_max(vf8_splat(-20.0f), x + x)), &n);
+    return 1.0f - 2.0f / (p * vf8_pow2(n) + 1.0f);
 }
 
 /* Stores that send whole cache lines to memory without reading them into the cache first
