@@ -170,7 +170,7 @@ VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vi8 *n) {
  * Below -104, where e^x rounds to 0, a lane's result is replaced by 0 (an and with a mask:
  * gcc 12 made a clamp or a select of x into compares and blends, docs/3-softmax.md), and its n
  * by 0 first: a multiply whose result rounds to a tiny number or 0 takes the CPU's slow path
- * (a microcode assist, some 10 times slower), which x from -112 to -104 would otherwise take. */
+ * (a microcode assist), which x from -112 to -104 would otherwise take (docs/3-softmax.md). */
 VECTOR_BODY vf8 vf8_exp_unclamped(vf8 x) {
     vi8 zero = x < vf8_splat(-104.0f); /* false for nan */
     vi8 n;

@@ -51,8 +51,9 @@ float *tensor_grad_data(Tensor *t) {
 }
 
 float *tensor_grad_begin(Tensor *t, bool *overwrite) {
+    if (!overwrite) return tensor_null_input("grad_begin", t ? "overwrite" : "t"), NULL;
+    *overwrite = false; /* on every path: false wherever NULL is returned */
     if (!t) return tensor_null_input("grad_begin", "t"), NULL;
-    if (!overwrite) return tensor_null_input("grad_begin", "overwrite"), NULL;
     if (!grad_make(t)) return NULL;
     *overwrite = t->grad_unset; /* the caller writes every element: it counts as zeroed from now on */
     t->grad_unset = false;

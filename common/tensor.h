@@ -53,7 +53,8 @@ struct Tensor {
     /* autodiff */
     bool requires_grad;
     Tensor *grad;    /* contiguous, same shape; NULL until backward needs it */
-    bool grad_unset; /* grad is made but not yet zeroed: read it through tensor_grad_data or tensor_grad */
+    bool grad_unset; /* grad is made but not yet zeroed: read it through tensor_grad_data, tensor_grad
+                      * or tensor_grad_begin */
     const char *op;  /* "leaf" for tensors made from values */
     Tensor *inputs[TENSOR_MAX_INPUTS];
     int n_inputs;

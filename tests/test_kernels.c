@@ -435,15 +435,16 @@ END_TEST
 START_TEST(test_matmul_kernel) {
     Rng rng = rng_seeded(test_seed());
     /* around the micro-kernels' tiles (6 or 8 rows, 16 or 32 columns), GEMM_SMALL (8 x 8 x 8),
-     * a dot product, and past one slice of the sum (KC = 256) */
-    const int64_t sizes[][3] = {{1, 1, 1}, {8, 8, 8},  {9, 8, 8},   {1, 600, 1}, {1, 60, 2},   {6, 16, 16},
-                                {7, 9, 17}, {8, 33, 32}, {13, 5, 33}, {17, 257, 15}, {33, 64, 65}, {0, 3, 4}};
+     * a dot product, past one slice of the sum (KC = 256), and empty ones (k = 0 stores zeros) */
+    const int64_t sizes[][3] = {{1, 1, 1},  {8, 8, 8},   {9, 8, 8},   {1, 600, 1},   {1, 60, 2},
+                                {6, 16, 16}, {7, 9, 17}, {8, 33, 32}, {13, 5, 33}, {17, 257, 15},
+                                {33, 64, 65}, {0, 3, 4},  {5, 0, 7}};
     const int a_layouts[] = {ROW_MAJOR, COL_MAJOR, ROWS_REPEATED, REVERSED, PADDED};
     const int out_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
         int turn = 0;
-        for (int s = 0; s < 12; s++)
+        for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++)
             for (int l = 0; l < 5; l++, turn++) {
                 int64_t m = sizes[s][0], kk = sizes[s][1], n = sizes[s][2];
                 int la = a_layouts[l], lb = a_layouts[(l + 1 + turn) % 5], lo = out_layouts[turn % 4];

@@ -16,8 +16,9 @@
  * not the fastest one for them. So the benchmark runs itself again in a child process per
  * candidate core with OPENBLAS_CORETYPE set (the variable is read only when the library
  * loads), measures OpenBLAS alone there (--openblas-only), and compares the library with the
- * fastest core: "tuned" OpenBLAS. Under COURSE_KERNELS=avx2 on a CPU with AVX-512, tuned is the
- * fastest core without AVX-512 (Haswell, Zen): each side runs what a CPU without it would. The
+ * fastest core: "tuned" OpenBLAS. When the library runs without AVX-512 on a CPU that has it
+ * (COURSE_KERNELS=avx2), tuned is the fastest core without it (Haswell, Zen): each side runs
+ * what a CPU without AVX-512 would. The
  * rate is GFLOP/s: 2*m*k*n floating-point operations.
  * tensor_matmul is timed as a training loop calls it, each result in reused memory; the
  * batched table shows once what a result in new memory costs (time_library; then bench_warm_heap).
@@ -448,6 +449,17 @@ static double blas_score(const BlasTimes *r, int n_sizes) {
     return log_sum / (n_sizes + N_BATCHED);
 }
 
+/* The index of the fastest core in blas[], leaving out those that use AVX-512 if without_avx512
+ * (-1 if that leaves none). */
+static int fastest_core(const BlasTimes *blas, int n_blas, int n_sizes, bool without_avx512) {
+    int best = -1;
+    for (int c = 0; c < n_blas; c++)
+        if (!(without_avx512 && uses_avx512(blas[c].core)) &&
+            (best < 0 || blas_score(&blas[c], n_sizes) > blas_score(&blas[best], n_sizes)))
+            best = c;
+    return best;
+}
+
 /* OpenBLAS with the core it detected, in this process, and with every other candidate core
  * this CPU can run, each in a child process. Prints what each measured. Returns the index of
  * the fastest, "tuned", in blas[] (blas[0] is the detected core's). */
@@ -469,15 +481,12 @@ static int openblas_cores(const BenchOptions *o, int argc, char **argv, const in
         if (blas_in_child(candidates[c], argc, argv, &blas[*n_blas])) (*n_blas)++;
         else printf("OpenBLAS core %s: its process failed; left out\n", candidates[c]);
     }
-    /* Under COURSE_KERNELS=avx2 on a CPU with AVX-512, the library runs the kernels a CPU without
-     * it would, and so does the OpenBLAS it is held to: a core without AVX-512's instructions. */
+    /* When the library runs without AVX-512 on a CPU that has it (COURSE_KERNELS=avx2, or portable
+     * or reference), the OpenBLAS it is held to runs without it too: a core without its
+     * instructions, where one ran. */
     bool same_isa = !kernels_avx512() && cpu_can_run("SkylakeX");
-    int tuned = -1;
-    for (int c = 0; c < *n_blas; c++)
-        if (!(same_isa && uses_avx512(blas[c].core)) &&
-            (tuned < 0 || blas_score(&blas[c], n_sizes) > blas_score(&blas[tuned], n_sizes)))
-            tuned = c;
-    if (tuned < 0) tuned = 0;
+    int tuned = fastest_core(blas, *n_blas, n_sizes, same_isa);
+    if (tuned < 0) same_isa = false, tuned = fastest_core(blas, *n_blas, n_sizes, false); /* only AVX-512 cores ran */
     printf("\nOpenBLAS cores, GFLOP/s (OPENBLAS_CORETYPE=core, each in a process of its own)\n  %-38s", "shape");
     for (int c = 0; c < *n_blas; c++) printf(" %11s", blas[c].core);
     printf("\n");

@@ -158,7 +158,7 @@ static bool own_slice_per_batch(const Plan *p, const int64_t *grad_batch_strides
  * ga and gb are contiguous in a's and b's own shapes and are addressed with stride 0 along
  * the batch dims that were broadcast, so the batches that shared an operand all add into the
  * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
- * add into x's gradient. When the fold holds for the gradients too, the backward folds as the
+ * reach x's gradient: the first may store (below), the second adds. When the fold holds for the gradients too, the backward folds as the
  * forward did: gb's sum over the batches becomes part of one longer sum over the rows. A
  * gradient that nothing has reached yet, and of which each batch has a slice of its own, is
  * stored over (tensor_grad_begin) rather than cleared and added to. */

@@ -1,5 +1,5 @@
 /*
- * gemm.c - out += a @ b for float32 matrices, fast: matmul_fast, the fast kernel of bmm.c's
+ * gemm.c - out += a @ b (or out = a @ b) for float32 matrices, fast: matmul_fast, the fast kernel of bmm.c's
  * matmul_reference (kernels.h), the same sums as its triple loop. It is in the table for every
  * 2-D product of lesson 6, forward and backward, unless COURSE_KERNELS=reference, and hands a
  * tiny product (at most GEMM_SMALL multiply-adds) or a dot product back to the reference (at
@@ -69,7 +69,7 @@ typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, con
                      float *c, int64_t ldc, bool add);
 
 /* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The
- * tile is summed in a local array, then added into c once. Without -march the compiler has
+ * tile is summed in a local array, then added into c (or stored) once. Without -march the compiler has
  * SSE's 16 registers of 4 floats, too few for 128, so the array stays in the L1 cache; every
  * step still uses each value it loads 8 or 16 times. The function starts on a 64-byte
  * boundary: its short inner loop ran at two thirds of the speed when it happened to straddle
@@ -184,8 +184,8 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
 /* AVX-512 on two slivers of b at once, an 8 x 32 tile: row i is two vf16, li (columns 0-15,
  * from pb) and ri (16-31, from pb2). Each step loads 32 floats of b and 8 of a for 16 fused
  * multiply-adds, where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less on
- * loads, and the tile's store at the end (a load, an add and a store per row and register)
- * comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
+ * loads, and the tile's store at the end (a load, an add and a store per row and register,
+ * when it adds) comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
  * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
 TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
@@ -295,12 +295,12 @@ static void tile(const MicroKernel *kernel, int64_t width, int64_t kc, const flo
         for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] = (add ? out[i * rs + j * cs] : 0.0f) + t[i * width + j];
 }
 
-/* gemm_f32 with its kernel chosen, adding into out, or, without accumulate, storing over it (k
- * must then be at least 1, or out would be left as it was: matmul_fast's small products) */
+/* gemm_f32 with its kernel chosen, adding into out, or, without accumulate, storing over it */
 static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
                  int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n,
                  bool accumulate) {
-    if (m <= 0 || n <= 0 || k <= 0) return true; /* nothing to add */
+    if (m <= 0 || n <= 0) return true; /* no element of out */
+    if (k <= 0) return accumulate; /* nothing to add; an out to store 0 over goes back to the reference */
     if (!a || !b || !out) return false; /* from no caller of bmm.c's: nothing added */
     /* One buffer for a packed block of a (only its bottom sliver, when a's rows are read where
      * they lie) and one of b, no larger than this product needs, each a whole number of 64-byte

@@ -25,8 +25,8 @@ enum { GEMM_SMALL_BUFFER = 32768 };
 
 /* out[i, j] += sum over p of a[i, p] * b[p, j], for an (m, k) a, a (k, n) b and an (m, n) out,
  * each read through its own row and column strides, so any view works: transposed, expanded
- * (stride 0), offset, negative strides. It adds into out, like every backward; for a fresh
- * product, out starts at zero. out must not overlap a or b, and two elements of out must not
+ * (stride 0), offset, negative strides. It adds into out (the table's matmul_fast can also
+ * store over it: kernels.h). out must not overlap a or b, and two elements of out must not
  * share an address (no stride 0 in out). Any of m, k, n may be 0: then it adds nothing.
  * The same sums as lesson 6's triple loop, in another order, so results may differ from it in
  * float32's last places (the tests bound by how much). Unless the product is small, it

@@ -51,9 +51,10 @@ static void step(void *arg) {
     ctx_reset(s->m->ctx);
 }
 
-/* Under COURSE_KERNELS=avx2 on a CPU with AVX-512, PyTorch runs what a CPU without it would too:
- * its own kernels at AVX2 (ATEN_CPU_CAPABILITY) and OpenBLAS's Haswell core. The settings, as
- * the command's prefix, or "". */
+/* When the library runs without AVX-512 on a CPU that has it (COURSE_KERNELS=avx2, or portable
+ * or reference), PyTorch runs what a CPU without it would too: its own kernels at AVX2
+ * (ATEN_CPU_CAPABILITY) and OpenBLAS's Haswell core. The settings, as the command's prefix, or
+ * "". */
 static const char *torch_same_isa(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init();

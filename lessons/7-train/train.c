@@ -176,9 +176,9 @@ static void linear_backward(Tensor *out) {
                               g, (const int64_t[]){n, 1});
 }
 
-/* x @ w + b as one op: out starts as b in every row, and the product adds into it (lesson 6's
- * kernels add into their output, as a BLAS does with beta = 1). The composition, matmul then a
- * broadcast add, makes the product and the sum two tensors, each with a gradient. */
+/* x @ w + b as one op: out starts as b in every row, and the product adds into it (a BLAS's
+ * beta = 1; without b, the product is stored over out, beta = 0). The composition, matmul then
+ * a broadcast add, makes the product and the sum two tensors, each with a gradient. */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     const char *op = "linear";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
