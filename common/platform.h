@@ -94,8 +94,9 @@ VECTOR_BODY vf8 vf8_splat(float x) { return (vf8){x, x, x, x, x, x, x, x}; }
 /* mask ? a : b, lane by lane; mask is a comparison's result (all ones or all zeros a lane) */
 VECTOR_BODY vf8 vf8_select(vi8 mask, vf8 a, vf8 b) { return (vf8)((mask & (vi8)a) | (~mask & (vi8)b)); }
 /* The larger (smaller) of each pair, b's lane when either is nan: `if (a > m)` skips a nan a.
- * Written lane by lane, the form clang turns into one max (min) instruction; gcc 12 does so
- * only in the function it is compiled for, and in a VECTOR_BODY writes a compare and a blend. */
+ * Written lane by lane, the form clang turns into one max (min) instruction; gcc 12 often
+ * writes a compare and a blend instead (a constant operand in a VECTOR_BODY, even in a file
+ * compiled with -mavx2), which some cores take three micro-operations for. */
 VECTOR_BODY vf8 vf8_max(vf8 a, vf8 b) {
     vf8 r;
     for (int k = 0; k < 8; k++) r[k] = a[k] > b[k] ? a[k] : b[k];
