@@ -18,8 +18,7 @@
  * loads), measures OpenBLAS alone there (--openblas-only), and compares the library with the
  * fastest core: "tuned" OpenBLAS. When the library runs without AVX-512 on a CPU that has it
  * (COURSE_KERNELS=avx2), tuned is the fastest core without it (Haswell, Zen): each side runs
- * what a CPU without AVX-512 would. The
- * rate is GFLOP/s: 2*m*k*n floating-point operations.
+ * what a CPU without AVX-512 would. The rate is GFLOP/s: 2*m*k*n floating-point operations.
  * tensor_matmul is timed as a training loop calls it, each result in reused memory; the
  * batched table shows once what a result in new memory costs (time_library; then bench_warm_heap).
  */

@@ -157,11 +157,11 @@ static bool own_slice_per_batch(const Plan *p, const int64_t *grad_batch_strides
  *   gb[p, j] += sum over i of a[i, p] * g[i, j]
  * ga and gb are contiguous in a's and b's own shapes and are addressed with stride 0 along
  * the batch dims that were broadcast, so the batches that shared an operand all add into the
- * same gradient: the sum over broadcast batch dims, with no extra step. For x @ x both lines
- * reach x's gradient: the first may store (below), the second adds. When the fold holds for the gradients too, the backward folds as the
- * forward did: gb's sum over the batches becomes part of one longer sum over the rows. A
- * gradient that nothing has reached yet, and of which each batch has a slice of its own, is
- * stored over (tensor_grad_begin) rather than cleared and added to. */
+ * same gradient: the sum over broadcast batch dims, with no extra step. When the fold holds
+ * for the gradients too, the backward folds as the forward did: gb's sum over the batches
+ * becomes part of one longer sum over the rows. A gradient that nothing has reached yet, and of
+ * which each batch has a slice of its own, is stored over (tensor_grad_begin) rather than
+ * cleared and added to; for x @ x the first line may store, and the second adds. */
 static void matmul_backward(Tensor *out) {
     if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
     Tensor *a = out->inputs[0], *b = out->inputs[1];
@@ -174,11 +174,12 @@ static void matmul_backward(Tensor *out) {
     folded_data = data, folded_grad = grad;
     if (fold_into_rows(&folded_data) && fold_into_rows(&folded_grad)) data = folded_data, grad = folded_grad;
     bool store_a = false, store_b = false;
-    float *ga = NULL, *gb = NULL;
-    if (a->requires_grad && own_slice_per_batch(&grad, grad.a_batch)) ga = tensor_grad_begin(a, &store_a);
-    else if (a->requires_grad) ga = tensor_grad_data(a);
-    if (b->requires_grad && own_slice_per_batch(&grad, grad.b_batch)) gb = tensor_grad_begin(b, &store_b);
-    else if (b->requires_grad) gb = tensor_grad_data(b);
+    float *ga = !a->requires_grad                           ? NULL
+                : own_slice_per_batch(&grad, grad.a_batch) ? tensor_grad_begin(a, &store_a)
+                                                            : tensor_grad_data(a);
+    float *gb = !b->requires_grad                           ? NULL
+                : own_slice_per_batch(&grad, grad.b_batch) ? tensor_grad_begin(b, &store_b)
+                                                            : tensor_grad_data(b);
     const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
     int64_t m = data.m, k = data.k, n = data.n;
     NdIter it;

@@ -1,6 +1,6 @@
 /*
- * gemm.c - out += a @ b (or out = a @ b) for float32 matrices, fast: matmul_fast, the fast kernel of bmm.c's
- * matmul_reference (kernels.h), the same sums as its triple loop. It is in the table for every
+ * gemm.c - out += a @ b (or out = a @ b) for float32 matrices, fast: matmul_fast, the fast
+ * kernel of bmm.c's matmul_reference (kernels.h), the same sums as its triple loop. It is in the table for every
  * 2-D product of lesson 6, forward and backward, unless COURSE_KERNELS=reference, and hands a
  * tiny product (at most GEMM_SMALL multiply-adds) or a dot product back to the reference (at
  * the end). docs/6-bmm.md (section 7.7) walks from the
@@ -68,9 +68,9 @@ typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, cons
 typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
                      float *c, int64_t ldc, bool add);
 
-/* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The
- * tile is summed in a local array, then added into c (or stored) once. Without -march the compiler has
- * SSE's 16 registers of 4 floats, too few for 128, so the array stays in the L1 cache; every
+/* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The tile is summed
+ * in a local array, then added into c (or stored) once. Without -march the compiler has SSE's
+ * 16 registers of 4 floats, too few for 128, so the array stays in the L1 cache; every
  * step still uses each value it loads 8 or 16 times. The function starts on a 64-byte
  * boundary: its short inner loop ran at two thirds of the speed when it happened to straddle
  * one. */
@@ -185,8 +185,8 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
  * from pb) and ri (16-31, from pb2). Each step loads 32 floats of b and 8 of a for 16 fused
  * multiply-adds, where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less on
  * loads, and the tile's store at the end (a load, an add and a store per row and register,
- * when it adds) comes half as often, which counts when kc is 64. Sixteen accumulators keep the two FMA units
- * busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
+ * when it adds) comes half as often, which counts when kc is 64. Sixteen accumulators keep the
+ * two FMA units busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
 TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
                                              const float *pb2, float *c, int64_t ldc, bool add) {

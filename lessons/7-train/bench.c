@@ -58,7 +58,8 @@ static void step(void *arg) {
 static const char *torch_same_isa(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (!kernels_avx512() && __builtin_cpu_supports("avx512f")) return "ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ";
+    if (!kernels_avx512() && __builtin_cpu_supports("avx512f"))
+        return "ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ";
 #endif
     return "";
 }
