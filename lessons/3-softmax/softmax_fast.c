@@ -138,10 +138,6 @@ VECTOR_BODY void row_backward_body(bool log_softmax, const float *y, const float
     }
 }
 
-VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
-                                    float *gx) {
-    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
-}
 
 /* Cross-entropy's backward of one contiguous row: its exps (into e, d floats) and their sum,
  * then gx += scale * (e / sum - onehot). */
@@ -155,12 +151,101 @@ VECTOR_BODY void row_cross_entropy_backward_body(const float *x, int64_t d, int6
     gx[t] -= scale;
 }
 
+/* ==== short rows: eight at a time, one in each lane ======================================= */
+
+/* A row of at most 16 floats (attention's scores over a context of 16) is one or two vectors,
+ * and the passes above spend their time on its horizontal steps (a max and a sum across the
+ * lanes), each a chain of dependent instructions. Eight rows turned into columns put one row in
+ * each lane: every pass is then d plain vector steps, and each row's sums run in the
+ * reference's order, j = 0, 1, ... (docs/3-softmax.md measures both). */
+enum { SHORT_ROW = 16 };
+
+VECTOR_BODY bool is_short_row(int64_t d) { return d % 4 == 0 && d >= 4 && d <= SHORT_ROW; }
+
+/* cols[j * 8 + r] = x[r * d + j] for eight rows r of x, d floats apart (d a multiple of 4) */
+VECTOR_BODY void rows_to_columns(const float *x, int64_t d, float *cols) {
+    for (int64_t j = 0; j < d; j += 4) {
+        transpose4(x + j, d, cols + j * 8, 8);
+        transpose4(x + 4 * d + j, d, cols + j * 8 + 4, 8);
+    }
+}
+
+/* the other way: x[r * d + j] = cols[j * 8 + r] */
+VECTOR_BODY void columns_to_rows(const float *cols, int64_t d, float *x) {
+    for (int64_t j = 0; j < d; j += 4) {
+        transpose4(cols + j * 8, 8, x + j, d);
+        transpose4(cols + j * 8 + 4, 8, x + 4 * d + j, d);
+    }
+}
+
+/* row_body's passes over eight rows of x at once (out may be x) */
+VECTOR_BODY void short_rows_body(bool log_softmax, const float *x, int64_t d, float *out) {
+    float c[SHORT_ROW * 8];
+    rows_to_columns(x, d, c);
+    vf8 m = vf8_splat(-INFINITY);
+    for (int64_t j = 0; j < d; j++) m = vf8_max(vf8_load(c + j * 8), m); /* skips a nan, as row_max */
+    vd4 low = {0}, high = {0};
+    for (int64_t j = 0; j < d; j++) {
+        vf8 e = vf8_exp_unclamped(vf8_load(c + j * 8) - m);
+        if (!log_softmax) vf8_store(c + j * 8, e);
+        low += vf8_low_double(e);
+        high += vf8_high_double(e);
+    }
+    if (log_softmax) {
+        float log_sum[8];
+        for (int r = 0; r < 4; r++) log_sum[r] = (float)log(low[r]), log_sum[r + 4] = (float)log(high[r]);
+        for (int64_t j = 0; j < d; j++) vf8_store(c + j * 8, (vf8_load(c + j * 8) - m) - vf8_load(log_sum));
+    } else {
+        vf8 k = vf8_from_doubles(1.0 / low, 1.0 / high);
+        for (int64_t j = 0; j < d; j++) vf8_store(c + j * 8, vf8_load(c + j * 8) * k);
+    }
+    columns_to_rows(c, d, out);
+}
+
+/* `rows` contiguous rows of x, eight at a time when they are short, the rest one by one */
+VECTOR_BODY void rows_body(bool log_softmax, const float *x, int64_t rows, int64_t d, float *out) {
+    int64_t r = 0;
+    if (is_short_row(d))
+        for (; r + 8 <= rows; r += 8) short_rows_body(log_softmax, x + r * d, d, out + r * d);
+    for (; r < rows; r++) row_body(log_softmax, x + r * d, d, out + r * d);
+}
+
+/* row_backward_body over eight rows at once: the same sums in double, lane by lane */
+VECTOR_BODY void short_rows_backward_body(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
+    float yc[SHORT_ROW * 8], gc[SHORT_ROW * 8], xc[SHORT_ROW * 8];
+    rows_to_columns(y, d, yc), rows_to_columns(g, d, gc), rows_to_columns(gx, d, xc);
+    vd4 low = {0}, high = {0}; /* sum of g * y (softmax), of g (log-softmax) */
+    for (int64_t j = 0; j < d; j++) {
+        vf8 gj = vf8_load(gc + j * 8), yj = log_softmax ? vf8_splat(1.0f) : vf8_load(yc + j * 8);
+        low += vf8_low_double(gj) * vf8_low_double(yj);
+        high += vf8_high_double(gj) * vf8_high_double(yj);
+    }
+    vf8 k = vf8_from_doubles(low, high);
+    for (int64_t j = 0; j < d; j++) {
+        vf8 yj = vf8_load(yc + j * 8), gj = vf8_load(gc + j * 8);
+        vf8 term = log_softmax ? gj - vf8_exp_unclamped(yj) * k /* y <= 0 */
+                               : yj * vf8_from_doubles(vf8_low_double(gj) - low, vf8_high_double(gj) - high);
+        vf8_store(xc + j * 8, vf8_load(xc + j * 8) + term);
+    }
+    columns_to_rows(xc, d, gx);
+}
+
+VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                    float *gx) {
+    int64_t p = 0;
+    if (is_short_row(d))
+        for (; p + 8 <= rows; p += 8, y += 8 * d, g += 8 * d, gx += 8 * d) short_rows_backward_body(log_softmax, y, g, d, gx);
+    for (; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
+}
+
 /* Each body twice: for the portable build, and for this CPU's vector instructions. */
 static void exp_portable(const float *x, int64_t n, float *out) { exp_body(x, n, out); }
 VECTOR_NATIVE static void exp_native(const float *x, int64_t n, float *out) { exp_body(x, n, out); }
-static void row_portable(bool log_softmax, const float *x, int64_t d, float *out) { row_body(log_softmax, x, d, out); }
-VECTOR_NATIVE static void row_native(bool log_softmax, const float *x, int64_t d, float *out) {
-    row_body(log_softmax, x, d, out);
+static void rows_portable(bool log_softmax, const float *x, int64_t rows, int64_t d, float *out) {
+    rows_body(log_softmax, x, rows, d, out);
+}
+VECTOR_NATIVE static void rows_native(bool log_softmax, const float *x, int64_t rows, int64_t d, float *out) {
+    rows_body(log_softmax, x, rows, d, out);
 }
 static void backward_portable(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g, float *gx) {
     rows_backward_body(log_softmax, rows, d, y, g, gx);
@@ -194,17 +279,20 @@ void simd_exp(const float *x, int64_t n, float *out) {
  * into a scratch buffer that stays in the cache, reads each row of the stored tensor in short
  * pieces, and measured slower (docs/3-softmax.md). */
 void softmax_rows_fast(bool log_softmax, const Tensor *x, float *out) {
-    void (*row)(bool, const float *, int64_t, float *) = kernels_mode() == KERNELS_NATIVE ? row_native : row_portable;
-    int64_t d = x->shape[x->rank - 1];
+    void (*rows_fn)(bool, const float *, int64_t, int64_t, float *) =
+        kernels_mode() == KERNELS_NATIVE ? rows_native : rows_portable;
+    int64_t d = x->shape[x->rank - 1], n = tensor_numel(x);
+    if (tensor_is_contiguous(x) && d > 0) /* the rows one after another: all in one call */
+        return rows_fn(log_softmax, tensor_data(x), n / d, d, out);
     if (x->strides[x->rank - 1] == 1 || d <= 1) {
         NdIter rows;
         nditer_init_rows(&rows, x);
-        for (; nditer_next(&rows); out += d) row(log_softmax, tensor_data(x) + rows.offset[0], d, out);
+        for (; nditer_next(&rows); out += d) rows_fn(log_softmax, tensor_data(x) + rows.offset[0], 1, d, out);
         return;
     }
     /* the rows are copied into out, then each is replaced by its softmax (the passes work in place) */
     kernels_contiguous(x, out);
-    for (int64_t i = 0, n = tensor_numel(x); i < n; i += d) row(log_softmax, out + i, d, out + i);
+    if (d > 0) rows_fn(log_softmax, out, n / d, d, out);
 }
 
 double cross_entropy_fast(const Tensor *logits, const int64_t *targets) {
