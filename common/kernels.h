@@ -73,9 +73,10 @@ typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const floa
 /* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
 typedef void GeluKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
                         float *tanh_u);
-/* lesson 7: gx += g * gelu'(x), from the forward's tanh_u; gx, g and tanh_u contiguous */
+/* lesson 7: gx += g * gelu'(x) when accumulate, gx = g * gelu'(x) (over whatever gx held) when
+ * not; from the forward's tanh_u; gx, g and tanh_u contiguous */
 typedef void GeluBackwardKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
-                                const float *tanh_u, const float *g, float *gx);
+                                const float *tanh_u, const float *g, float *gx, bool accumulate);
 /* lesson 7: layer norm of `rows` contiguous rows of c floats: out = (x - mean) * rstd * gamma +
  * beta, rstd = 1/sqrt(var + eps); each row's mean and rstd go to stats (two floats a row) */
 typedef void LayerNormKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,

@@ -495,11 +495,13 @@ START_TEST(test_train_kernels) {
                 expect_same(what, out, out_want, n, 2e-6);
                 expect_same(what, t, t_want, n, 2e-6);
                 float g[300];
-                for (int64_t i = 0; i < n; i++) g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
-                k->gelu_backward(2, shape, at(&x), strides_of(&x), t_want, g, gx);
-                gelu_backward_reference(2, shape, at(&x), strides_of(&x), t_want, g, gx_want);
-                snprintf(what, sizeof what, "%s kernels, gelu's backward of a %s (%lld,%lld)", name,
-                         layout_name[layout], (long long)rows, (long long)d);
+                bool accumulate = (l + layout) % 2 == 0; /* or stored, over nan */
+                for (int64_t i = 0; i < n; i++)
+                    g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = accumulate ? rng_float(&rng, -1, 1) : NAN;
+                k->gelu_backward(2, shape, at(&x), strides_of(&x), t_want, g, gx, accumulate);
+                gelu_backward_reference(2, shape, at(&x), strides_of(&x), t_want, g, gx_want, accumulate);
+                snprintf(what, sizeof what, "%s kernels, gelu's backward of a %s (%lld,%lld), %s", name,
+                         layout_name[layout], (long long)rows, (long long)d, accumulate ? "added" : "stored over nan");
                 expect_same(what, gx, gx_want, n, 2e-6);
                 /* AdamW over the same n floats, three steps from the same start */
                 float *p = buf[0], *p_want = buf[2], m[300], v[300], m_want[300], v_want[300];

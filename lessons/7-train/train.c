@@ -38,9 +38,10 @@ void gelu_reference(int rank, const int64_t *shape, const float *x, const int64_
     }
 }
 
-/* d/dx of x/2 * (1 + tanh(u)): the product rule, with d tanh(u)/du = 1 - tanh(u)^2 */
+/* d/dx of x/2 * (1 + tanh(u)): the product rule, with d tanh(u)/du = 1 - tanh(u)^2; added to gx,
+ * or stored over it (0 + the term, as into a cleared gradient) */
 void gelu_backward_reference(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
-                             const float *tanh_u, const float *g, float *gx) {
+                             const float *tanh_u, const float *g, float *gx, bool accumulate) {
     int64_t row_major[TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, row_major);
     NdIter it;
@@ -48,14 +49,17 @@ void gelu_backward_reference(int rank, const int64_t *shape, const float *x, con
     while (nditer_next(&it)) {
         float v = x[it.offset[1]], tu = tanh_u[it.offset[0]];
         float du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
-        gx[it.offset[0]] += g[it.offset[0]] * (0.5f * (1.0f + tu) + 0.5f * v * (1.0f - tu * tu) * du_dx);
+        float *d = &gx[it.offset[0]];
+        *d = (accumulate ? *d : 0.0f) + g[it.offset[0]] * (0.5f * (1.0f + tu) + 0.5f * v * (1.0f - tu * tu) * du_dx);
     }
 }
 
 static void gelu_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
-    kernels()->gelu_backward(x->rank, x->shape, tensor_data(x), x->strides, out->saved, tensor_data(out->grad),
-                             tensor_grad_data(x));
+    bool store; /* a gradient nothing has reached yet is stored over, not cleared and added to */
+    float *gx = tensor_grad_begin(x, &store);
+    kernels()->gelu_backward(x->rank, x->shape, tensor_data(x), x->strides, out->saved, tensor_data(out->grad), gx,
+                             !store);
 }
 
 Tensor *tensor_gelu(Tensor *x) {

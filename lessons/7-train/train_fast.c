@@ -52,36 +52,40 @@ void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_
     else gelu_portable(x, n, out, tanh_u);
 }
 
-/* The reference's gradient, eight at a time; the last n % 8 one at a time (the same formula). */
-VECTOR_BODY void gelu_backward_body(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx) {
+/* The reference's gradient, eight at a time; the last n % 8 one at a time (the same formula),
+ * added to gx or stored over it */
+VECTOR_BODY void gelu_backward_body(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx,
+                                    bool accumulate) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         vf8 v = vf8_load(x + i), t = vf8_load(tanh_u + i);
         vf8 du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
-        vf8_store(gx + i, vf8_load(gx + i) + vf8_load(g + i) * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx));
+        vf8 before = accumulate ? vf8_load(gx + i) : vf8_splat(0.0f);
+        vf8_store(gx + i, before + vf8_load(g + i) * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx));
     }
     for (; i < n; i++) {
         float v = x[i], t = tanh_u[i], du_dx = GELU_S * (1.0f + 3.0f * GELU_A * v * v);
-        gx[i] += g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx);
+        gx[i] = (accumulate ? gx[i] : 0.0f) + g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx);
     }
 }
-static void gelu_backward_portable(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx) {
-    gelu_backward_body(x, tanh_u, g, n, gx);
+static void gelu_backward_portable(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx,
+                                   bool accumulate) {
+    gelu_backward_body(x, tanh_u, g, n, gx, accumulate);
 }
 VECTOR_NATIVE static void gelu_backward_native(const float *x, const float *tanh_u, const float *g, int64_t n,
-                                               float *gx) {
-    gelu_backward_body(x, tanh_u, g, n, gx);
+                                               float *gx, bool accumulate) {
+    gelu_backward_body(x, tanh_u, g, n, gx, accumulate);
 }
 
 void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, const float *tanh_u,
-                        const float *g, float *gx) {
+                        const float *g, float *gx, bool accumulate) {
     if (!is_row_major(rank, shape, x_strides)) {
-        gelu_backward_reference(rank, shape, x, x_strides, tanh_u, g, gx);
+        gelu_backward_reference(rank, shape, x, x_strides, tanh_u, g, gx, accumulate);
         return;
     }
     int64_t n = shape_numel(shape, rank);
-    if (kernels_mode() == KERNELS_NATIVE) gelu_backward_native(x, tanh_u, g, n, gx);
-    else gelu_backward_portable(x, tanh_u, g, n, gx);
+    if (kernels_mode() == KERNELS_NATIVE) gelu_backward_native(x, tanh_u, g, n, gx, accumulate);
+    else gelu_backward_portable(x, tanh_u, g, n, gx, accumulate);
 }
 
 /* ==== layer norm =========================================================================== */
