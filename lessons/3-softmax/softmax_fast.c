@@ -157,7 +157,8 @@ VECTOR_BODY void row_cross_entropy_backward_body(const float *x, int64_t d, int6
  * and the passes above spend their time on its horizontal steps (a max and a sum across the
  * lanes), each a chain of dependent instructions. Eight rows turned into columns put one row in
  * each lane: every pass is then d plain vector steps, and each row's sums run in the
- * reference's order, j = 0, 1, ... (docs/3-softmax.md measures both). */
+ * reference's order, j = 0, 1, ... (docs/3-softmax.md measures both; the backward, one pass
+ * for the dot and one for the terms, measured no faster this way and stays a row at a time). */
 enum { SHORT_ROW = 16 };
 
 VECTOR_BODY bool is_short_row(int64_t d) { return d % 4 == 0 && d >= 4 && d <= SHORT_ROW; }
@@ -210,32 +211,9 @@ VECTOR_BODY void rows_body(bool log_softmax, const float *x, int64_t rows, int64
     for (; r < rows; r++) row_body(log_softmax, x + r * d, d, out + r * d);
 }
 
-/* row_backward_body over eight rows at once: the same sums in double, lane by lane */
-VECTOR_BODY void short_rows_backward_body(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
-    float yc[SHORT_ROW * 8], gc[SHORT_ROW * 8], xc[SHORT_ROW * 8];
-    rows_to_columns(y, d, yc), rows_to_columns(g, d, gc), rows_to_columns(gx, d, xc);
-    vd4 low = {0}, high = {0}; /* sum of g * y (softmax), of g (log-softmax) */
-    for (int64_t j = 0; j < d; j++) {
-        vf8 gj = vf8_load(gc + j * 8), yj = log_softmax ? vf8_splat(1.0f) : vf8_load(yc + j * 8);
-        low += vf8_low_double(gj) * vf8_low_double(yj);
-        high += vf8_high_double(gj) * vf8_high_double(yj);
-    }
-    vf8 k = vf8_from_doubles(low, high);
-    for (int64_t j = 0; j < d; j++) {
-        vf8 yj = vf8_load(yc + j * 8), gj = vf8_load(gc + j * 8);
-        vf8 term = log_softmax ? gj - vf8_exp_unclamped(yj) * k /* y <= 0 */
-                               : yj * vf8_from_doubles(vf8_low_double(gj) - low, vf8_high_double(gj) - high);
-        vf8_store(xc + j * 8, vf8_load(xc + j * 8) + term);
-    }
-    columns_to_rows(xc, d, gx);
-}
-
 VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
                                     float *gx) {
-    int64_t p = 0;
-    if (is_short_row(d))
-        for (; p + 8 <= rows; p += 8, y += 8 * d, g += 8 * d, gx += 8 * d) short_rows_backward_body(log_softmax, y, g, d, gx);
-    for (; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
+    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
 }
 
 /* Each body twice: for the portable build, and for this CPU's vector instructions. */
