@@ -33,6 +33,8 @@ static void fill(KernelMode want) {
         .gelu_backward = gelu_backward_reference,
         .layer_norm = layer_norm_reference,
         .layer_norm_backward = layer_norm_backward_reference,
+        .attention = attention_reference,
+        .attention_backward = attention_backward_reference,
         .adamw = adamw_reference,
     };
     mode = want == KERNELS_NATIVE && !platform_has_native() ? KERNELS_PORTABLE : want;
@@ -54,6 +56,8 @@ static void fill(KernelMode want) {
     table.gelu_backward = gelu_backward_fast;
     table.layer_norm = layer_norm_fast;
     table.layer_norm_backward = layer_norm_backward_fast;
+    table.attention = attention_fast;
+    table.attention_backward = attention_backward_fast;
     table.adamw = adamw_fast;
 }
 

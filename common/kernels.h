@@ -85,6 +85,18 @@ typedef void LayerNormKernel(int64_t rows, int64_t c, const float *x, const floa
  * the rows); any of gx, ggamma, gbeta NULL when that input needs no gradient */
 typedef void LayerNormBackwardKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
                                      const float *g, float *gx, float *ggamma, float *gbeta);
+/* lesson 7: attention over every batch b and head h: for each query row i,
+ *   w = softmax over j of (scale * q_i . k_j + mask[i, j]),  y_i = sum over j of w_j v_j;
+ * q, k, v and y are (B, T, H*D) and contiguous, head h in columns h*D .. h*D + D-1 of each
+ * row; mask is (T, T); the weights w, (B, H, T, T), are kept for the backward */
+typedef void AttentionKernel(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                             const float *v, const float *mask, float scale, float *weights, float *y);
+/* its backward, from the forward's weights and gy (B, T, H*D): gq, gk, gv += their gradients
+ * when accumulate, = them (over whatever they held) when not; any of the three NULL when that
+ * input needs no gradient; with accumulate, two of them may be the same buffer */
+typedef void AttentionBackwardKernel(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                     const float *v, const float *weights, float scale, const float *gy, float *gq,
+                                     float *gk, float *gv, bool accumulate);
 /* lesson 7: one AdamW step over n parameters (train.h's adamw_update) */
 typedef void AdamWKernel(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr,
                          float beta1, float beta2, float eps, float weight_decay);
@@ -105,6 +117,8 @@ typedef struct {
     GeluBackwardKernel *gelu_backward;
     LayerNormKernel *layer_norm;
     LayerNormBackwardKernel *layer_norm_backward;
+    AttentionKernel *attention;
+    AttentionBackwardKernel *attention_backward;
     AdamWKernel *adamw;
 } Kernels;
 
@@ -125,6 +139,8 @@ GeluKernel gelu_reference;                                          /* lessons/7
 GeluBackwardKernel gelu_backward_reference;
 LayerNormKernel layer_norm_reference;
 LayerNormBackwardKernel layer_norm_backward_reference;
+AttentionKernel attention_reference;
+AttentionBackwardKernel attention_backward_reference;
 AdamWKernel adamw_reference;
 
 /* ==== what runs ============================================================================ */

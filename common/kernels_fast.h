@@ -25,6 +25,8 @@ GeluKernel gelu_fast;                                     /* lessons/7-train/tra
 GeluBackwardKernel gelu_backward_fast;
 LayerNormKernel layer_norm_fast;
 LayerNormBackwardKernel layer_norm_backward_fast;
+AttentionKernel attention_fast;
+AttentionBackwardKernel attention_backward_fast;
 AdamWKernel adamw_fast;
 
 /* ==== shared by the fast kernels (common/tensor_fast.c) ===================================== */

@@ -140,6 +140,25 @@ VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
     vf4_store(d + 3 * ld, VF4_SHUFFLE(t1, t3, 2, 3, 6, 7));
 }
 
+/* Eight rows of n floats (n a multiple of 4), ld apart, turned into n columns of eight, one
+ * row in each lane: cols[e * 8 + r] = m[r * ld + e]. Kernels whose rows are short (softmax's
+ * over 16 scores, attention's heads) work on eight rows at once this way, with no sum across
+ * lanes. */
+VECTOR_BODY void rows8_to_columns(const float *m, int64_t ld, int64_t n, float *cols) {
+    for (int64_t e = 0; e < n; e += 4) {
+        transpose4(m + e, ld, cols + e * 8, 8);
+        transpose4(m + 4 * ld + e, ld, cols + e * 8 + 4, 8);
+    }
+}
+
+/* the other way: m[r * ld + e] = cols[e * 8 + r] */
+VECTOR_BODY void columns_to_rows8(const float *cols, int64_t n, float *m, int64_t ld) {
+    for (int64_t e = 0; e < n; e += 4) {
+        transpose4(cols + e * 8, 8, m + e, ld);
+        transpose4(cols + e * 8 + 4, 8, m + 4 * ld + e, ld);
+    }
+}
+
 /* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place (unsigned, so
  * that a lane of garbage, which the caller masks, wraps instead of overflowing). */
 VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)(((vu8)k + 127u) << 23); }

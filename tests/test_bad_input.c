@@ -270,7 +270,11 @@ static bool all_are(const float *p, int n, float value) {
     EXPECT_PTR(tensor_attention(a, a, a, NULL, a, a, a, 1), "attention: input wv is NULL");                          \
     EXPECT_PTR(tensor_attention(a, a, a, a, NULL, a, a, 1), "attention: input wo is NULL");                          \
     EXPECT_PTR(tensor_attention(a, a, a, a, a, NULL, a, 1), "attention: input bo is NULL");                          \
-    EXPECT_PTR(tensor_attention(a, a, a, a, a, a, NULL, 1), "attention: input mask is NULL")
+    EXPECT_PTR(tensor_attention(a, a, a, a, a, a, NULL, 1), "attention: input mask is NULL");                        \
+    EXPECT_PTR(tensor_attention_heads(NULL, a, a, a, 1), "attention_heads: input q is NULL");                        \
+    EXPECT_PTR(tensor_attention_heads(a, NULL, a, a, 1), "attention_heads: input k is NULL");                        \
+    EXPECT_PTR(tensor_attention_heads(a, a, NULL, a, 1), "attention_heads: input v is NULL");                        \
+    EXPECT_PTR(tensor_attention_heads(a, a, a, NULL, 1), "attention_heads: input mask is NULL")
 
 START_TEST(test_null_tensor) {
     Scene s = scene();
@@ -737,6 +741,20 @@ START_TEST(test_shapes_that_must_match) {
                 "attention: x must be (B, T, C) with C divisible by the 0 heads, got (2,3,4)");
     EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, mask, -2),
                 "attention: x must be (B, T, C) with C divisible by the -2 heads, got (2,3,4)");
+    /* attention over the heads: q, k, v one (B, T, C), heads dividing C, a (T, T) mask without a gradient */
+    Tensor *x5 = tensor_zeros(test_ctx, DIMS(2, 3, 5)), *x2 = tensor_zeros(test_ctx, DIMS(3, 4));
+    EXPECT_NULL(tensor_attention_heads(x, x5, x, mask, 2),
+                "attention_heads: q, k and v must be one shape (B, T, C), got q (2,3,4), k (2,3,5), v (2,3,4)");
+    EXPECT_NULL(tensor_attention_heads(x, x, x5, mask, 2),
+                "attention_heads: q, k and v must be one shape (B, T, C), got q (2,3,4), k (2,3,4), v (2,3,5)");
+    EXPECT_NULL(tensor_attention_heads(x2, x2, x2, mask, 2),
+                "attention_heads: q, k and v must be one shape (B, T, C), got q (3,4), k (3,4), v (3,4)");
+    EXPECT_NULL(tensor_attention_heads(x, x, x, mask, 3), "attention_heads: C = 4 of q (2,3,4) must split into 3 heads of equal width");
+    EXPECT_NULL(tensor_attention_heads(x, x, x, mask, 0), "attention_heads: C = 4 of q (2,3,4) must split into 0 heads of equal width");
+    EXPECT_NULL(tensor_attention_heads(x, x, x, mask4, 2), "attention_heads: the mask must be (T, T) = (3,3) for q (2,3,4), got (4,4)");
+    Tensor *learned_mask = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(3, 3)));
+    EXPECT_NULL(tensor_attention_heads(x, x, x, learned_mask, 2),
+                "attention_heads: the mask takes no gradient (a constant, as causal_mask's is)");
     EXPECT_TAPE_INTACT(s);
 }
 END_TEST

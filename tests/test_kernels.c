@@ -573,6 +573,59 @@ START_TEST(test_layer_norm_kernels) {
 }
 END_TEST
 
+/* Attention over the heads: sizes the fast kernel takes (T and D multiples of 8, up to 64) and
+ * sizes it hands to the reference, a causal mask and one of finite values; the backward added
+ * to gradients, stored over nan, and with k's gradient left out. */
+START_TEST(test_attention_kernels) {
+    Rng rng = rng_seeded(test_seed());
+    const int64_t sizes[][4] = {{2, 16, 2, 16}, {1, 8, 3, 8}, {2, 24, 1, 16}, {1, 64, 1, 64}, {2, 5, 2, 3}, {1, 16, 2, 12}};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        for (int z = 0; z < 6; z++) {
+            int64_t b = sizes[z][0], t = sizes[z][1], heads = sizes[z][2], d = sizes[z][3], n = b * t * heads * d;
+            int64_t nw = b * heads * t * t;
+            float *buf[13];
+            for (int i = 0; i < 13; i++) ck_assert((buf[i] = malloc((size_t)(i < 11 ? n : nw) * sizeof(float))) != NULL);
+            float *q = buf[0], *kk = buf[1], *v = buf[2], *gy = buf[3], *y = buf[4], *y_want = buf[5];
+            float *grads = buf[6], *grads_want = buf[7], *spare = buf[8], *spare_want = buf[9], *mask = buf[10];
+            float *w = buf[11], *w_want = buf[12];
+            for (int64_t i = 0; i < n; i++)
+                q[i] = rng_float(&rng, -2, 2), kk[i] = rng_float(&rng, -2, 2), v[i] = rng_float(&rng, -2, 2),
+                gy[i] = rng_float(&rng, -1, 1);
+            bool causal = z % 2 == 0;
+            for (int64_t i = 0; i < t; i++)
+                for (int64_t j = 0; j < t; j++) mask[i * t + j] = causal ? (j <= i ? 0.0f : -INFINITY) : rng_float(&rng, -3, 3);
+            float scale = 1.0f / sqrtf((float)d);
+            k->attention(b, t, heads, d, q, kk, v, mask, scale, w, y);
+            attention_reference(b, t, heads, d, q, kk, v, mask, scale, w_want, y_want);
+            char what[200];
+            snprintf(what, sizeof what, "%s kernels, attention of (B, T, H, D) = (%lld,%lld,%lld,%lld), %s mask", name,
+                     (long long)b, (long long)t, (long long)heads, (long long)d, causal ? "a causal" : "a finite");
+            expect_same(what, w, w_want, nw, 1e-5);
+            expect_same(what, y, y_want, n, 1e-5);
+            for (int accumulate = 0; accumulate < 2; accumulate++) {
+                /* q's gradient in grads, v's in spare; k's left out when adding */
+                for (int64_t i = 0; i < n; i++) {
+                    grads[i] = grads_want[i] = accumulate ? rng_float(&rng, -1, 1) : NAN;
+                    spare[i] = spare_want[i] = accumulate ? rng_float(&rng, -1, 1) : NAN;
+                }
+                float *gk = accumulate ? NULL : y, *gk_want = accumulate ? NULL : y_want;
+                k->attention_backward(b, t, heads, d, q, kk, v, w_want, scale, gy, grads, gk, spare, accumulate);
+                attention_backward_reference(b, t, heads, d, q, kk, v, w_want, scale, gy, grads_want, gk_want,
+                                             spare_want, accumulate);
+                snprintf(what, sizeof what, "%s kernels, attention's backward of (%lld,%lld,%lld,%lld), %s", name,
+                         (long long)b, (long long)t, (long long)heads, (long long)d,
+                         accumulate ? "added, no k gradient" : "stored over nan");
+                expect_same(what, grads, grads_want, n, 1e-4);
+                expect_same(what, spare, spare_want, n, 1e-4);
+                if (gk) expect_same(what, gk, gk_want, n, 1e-4);
+            }
+            for (int i = 0; i < 13; i++) free(buf[i]);
+        }
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     Suite *s = suite_create("kernels at the seam");
     TCase *core = add_test_case(s, "every entry of the table against its reference kernel");
@@ -588,5 +641,6 @@ int main(int argc, char **argv) {
     add_test(core, test_matmul_kernel);
     add_test(core, test_train_kernels);
     add_test(core, test_layer_norm_kernels);
+    add_test(core, test_attention_kernels);
     return run_core_tests(argc, argv, s);
 }

@@ -163,26 +163,10 @@ enum { SHORT_ROW = 16 };
 
 VECTOR_BODY bool is_short_row(int64_t d) { return d % 4 == 0 && d >= 4 && d <= SHORT_ROW; }
 
-/* cols[j * 8 + r] = x[r * d + j] for eight rows r of x, d floats apart (d a multiple of 4) */
-VECTOR_BODY void rows_to_columns(const float *x, int64_t d, float *cols) {
-    for (int64_t j = 0; j < d; j += 4) {
-        transpose4(x + j, d, cols + j * 8, 8);
-        transpose4(x + 4 * d + j, d, cols + j * 8 + 4, 8);
-    }
-}
-
-/* the other way: x[r * d + j] = cols[j * 8 + r] */
-VECTOR_BODY void columns_to_rows(const float *cols, int64_t d, float *x) {
-    for (int64_t j = 0; j < d; j += 4) {
-        transpose4(cols + j * 8, 8, x + j, d);
-        transpose4(cols + j * 8 + 4, 8, x + 4 * d + j, d);
-    }
-}
-
 /* row_body's passes over eight rows of x at once (out may be x) */
 VECTOR_BODY void short_rows_body(bool log_softmax, const float *x, int64_t d, float *out) {
     float c[SHORT_ROW * 8];
-    rows_to_columns(x, d, c);
+    rows8_to_columns(x, d, d, c);
     vf8 m = vf8_splat(-INFINITY);
     for (int64_t j = 0; j < d; j++) m = vf8_max(vf8_load(c + j * 8), m); /* skips a nan, as row_max */
     vd4 low = {0}, high = {0};
@@ -200,7 +184,7 @@ VECTOR_BODY void short_rows_body(bool log_softmax, const float *x, int64_t d, fl
         vf8 k = vf8_from_doubles(1.0 / low, 1.0 / high);
         for (int64_t j = 0; j < d; j++) vf8_store(c + j * 8, vf8_load(c + j * 8) * k);
     }
-    columns_to_rows(c, d, out);
+    columns_to_rows8(c, d, out, d);
 }
 
 /* `rows` contiguous rows of x, eight at a time when they are short, the rest one by one */

@@ -304,6 +304,75 @@ START_TEST(test_attention) {
 }
 END_TEST
 
+/* tensor_attention's lines from the reshape to the last reshape, in the lessons' ops */
+static Tensor *attention_heads_composed(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, int64_t heads) {
+    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], d = c / heads;
+    Tensor *split[3], *in[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) split[i] = tensor_permute(tensor_reshape(in[i], DIMS(b, t, heads, d)), AXES(0, 2, 1, 3));
+    Tensor *scores = tensor_mul_scalar(tensor_matmul(split[0], tensor_transpose(split[1], -1, -2)), 1.0f / sqrtf((float)d));
+    Tensor *y = tensor_matmul(tensor_softmax_last_dim(tensor_add(scores, mask)), split[2]);
+    return tensor_reshape(tensor_permute(y, AXES(0, 2, 1, 3)), DIMS(b, t, c));
+}
+
+static Tensor *attention_heads_fn(Tensor *const *in, void *arg) {
+    const AttentionArg *a = arg;
+    return tensor_attention_heads(in[0], in[1], in[2], a->mask, a->heads);
+}
+
+/* The op against the composition, with every kernel setting: values, and q's, k's and v's
+ * gradients from one upstream gradient. Sizes the fast kernel takes (T and C/H multiples of 8,
+ * up to 64) and sizes it hands to the reference; a causal mask and a mask of finite values; q,
+ * k and v one tensor (their gradients add up); and q's gradient reached before the op's
+ * backward runs (the op adds to it, and stores none). Then central differences. */
+START_TEST(test_attention_heads_matches_composition) {
+    enum { CASES = 8 };
+    const int64_t sizes[CASES][4] = {/* B, T, C, H */
+                                     {2, 3, 4, 2},  {2, 16, 32, 2}, {3, 8, 16, 2}, {2, 16, 32, 2},
+                                     {2, 8, 16, 2}, {1, 24, 48, 2}, {1, 64, 128, 2}, {1, 72, 16, 2}};
+    const char *what[CASES] = {"(2,3,4), 2 heads",          "(2,16,32), 2 heads",
+                               "(3,8,16), 2 heads, a mask of finite values", "(2,16,32), q = k = v",
+                               "(2,8,16), plus q after the op", "(1,24,48), 2 heads",
+                               "(1,64,128), 2 heads",        "(1,72,16), 2 heads (T past the fast kernel's 64)"};
+    const char *parts[] = {"the values", "q's gradient", "k's gradient", "v's gradient"};
+    for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
+        use_kernels(*mode);
+        for (int cs = 0; cs < CASES; cs++) {
+            const int64_t *z = sizes[cs];
+            bool finite_mask = cs == 2, same = cs == 3, plus_q = cs == 4;
+            Tensor *out[2], *in[2][3];
+            for (int way = 0; way < 2; way++) {
+                Rng rng = rng_seeded(test_seed() + (uint64_t)cs);
+                Tensor **x = in[way];
+                for (int i = 0; i < 3; i++) x[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(z[0], z[1], z[2]), -2, 2));
+                if (same) x[1] = x[2] = x[0];
+                Tensor *mask = finite_mask ? random_tensor(test_ctx, &rng, DIMS(z[1], z[1]), -3, 3) : causal_mask(test_ctx, z[1]);
+                Tensor *up = random_tensor(test_ctx, &rng, DIMS(z[0], z[1], z[2]), -1, 1);
+                out[way] = way ? EXPECT_OK(attention_heads_composed(x[0], x[1], x[2], mask, z[3]))
+                               : EXPECT_OK(tensor_attention_heads(x[0], x[1], x[2], mask, z[3]));
+                if (plus_q) out[way] = tensor_add(out[way], x[0]);
+                ck_assert_int_eq(tensor_backward_from(out[way], up), 0);
+            }
+            int64_t n = z[0] * z[1] * z[2];
+            for (int part = 0; part < 4; part++) {
+                const float *got = part ? tensor_data(tensor_grad(in[0][part - 1])) : tensor_data(out[0]);
+                const float *want = part ? tensor_data(tensor_grad(in[1][part - 1])) : tensor_data(out[1]);
+                char context[200];
+                snprintf(context, sizeof context, "attention_heads of %s with %s kernels against the composition: %s",
+                         what[cs], *mode, parts[part]);
+                EXPECT_ARRAY(got, want, n, 1e-4f, context);
+            }
+        }
+        Rng rng = rng_seeded(test_seed());
+        Tensor *in[3];
+        for (int i = 0; i < 3; i++) in[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -1, 1));
+        AttentionArg arg = {2, causal_mask(test_ctx, 8)};
+        char context[120];
+        snprintf(context, sizeof context, "attention_heads of (2,8,16), 2 heads, with %s kernels", *mode);
+        EXPECT_GRADCHECK(attention_heads_fn, &arg, in, 3, context);
+    }
+}
+END_TEST
+
 /* ==== the whole model ====================================================================== */
 
 static Tensor *model_fn(Tensor *const *in, void *arg) {
@@ -691,6 +760,7 @@ int main(int argc, char **argv) {
     add_test(blocks, test_layer_norm_matches_composition);
     add_test(blocks, test_linear_matches_composition);
     add_test(blocks, test_attention);
+    add_test(blocks, test_attention_heads_matches_composition);
     TCase *model = add_test_case(s, "the model");
     tcase_set_timeout(model, 60);
     add_test(model, test_model_gradcheck);

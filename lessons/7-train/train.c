@@ -2,10 +2,10 @@
  * train.c - lesson 7: the transformer, a chain of the six lessons' ops, and AdamW.
  *
  * Read top to bottom: GELU, the one new function (its forward next to its backward), then
- * layer norm and the linear layer, each one op with its own backward (and the same numbers as
- * its composition of earlier lessons' ops), then the causal mask and attention (compositions:
- * no backward of their own), then the model, then AdamW. docs/7-train.md walks through each
- * step and the lesson it comes from.
+ * layer norm, the linear layer and the attention over the heads, each one op with its own
+ * backward (and the same numbers as its composition of earlier lessons' ops), then the causal
+ * mask and attention (compositions: no backward of their own), then the model, then AdamW.
+ * docs/7-train.md walks through each step and the lesson it comes from.
  */
 #include "train.h"
 
@@ -210,6 +210,151 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     return tensor_record(out, op, linear_backward, b ? 3 : 2, in);
 }
 
+/* ==== attention over the heads ============================================================ */
+
+/* The reference kernels: per batch, head and query row i, the scores against every key, lesson
+ * 3's softmax of them (the max, the exps and their sum in double, one scale), and the rows of v
+ * mixed by those weights. Row i of head h starts at column h*D of row i of q (and of k, v, y). */
+void attention_reference(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                         const float *v, const float *mask, float scale, float *weights, float *y) {
+    int64_t c = heads * d;
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t i = 0; i < t; i++) {
+                const float *qi = q + (bi * t + i) * c + h * d;
+                float *w = weights + ((bi * heads + h) * t + i) * t, m = -INFINITY;
+                for (int64_t j = 0; j < t; j++) {
+                    const float *kj = k + (bi * t + j) * c + h * d;
+                    float s = 0.0f;
+                    for (int64_t e = 0; e < d; e++) s += qi[e] * kj[e];
+                    w[j] = s * scale + mask[i * t + j];
+                    if (w[j] > m) m = w[j];
+                }
+                double sum = 0.0;
+                for (int64_t j = 0; j < t; j++) {
+                    w[j] = expf(w[j] - m);
+                    sum += w[j];
+                }
+                float inv = (float)(1.0 / sum);
+                for (int64_t j = 0; j < t; j++) w[j] *= inv;
+                float *yi = y + (bi * t + i) * c + h * d;
+                for (int64_t e = 0; e < d; e++) {
+                    float acc = 0.0f;
+                    for (int64_t j = 0; j < t; j++) acc += w[j] * v[(bi * t + j) * c + h * d + e];
+                    yi[e] = acc;
+                }
+            }
+}
+
+/* g_i . v_j over one head's d columns */
+static float head_dot(const float *g, const float *v, int64_t d) {
+    float s = 0.0f;
+    for (int64_t e = 0; e < d; e++) s += g[e] * v[e];
+    return s;
+}
+
+/* The composition's backwards, one after another, for query row i of a head (g_i: its row of gy):
+ *   gv_j += w_ij g_i                                  the mix's product (lesson 6)
+ *   dw_ij = g_i . v_j,  ds_ij = w_ij (dw_ij - sum over j' of w_ij' dw_ij')    softmax's (lesson 3)
+ *   gq_i += scale * ds_ij k_j,  gk_j += scale * ds_ij q_i              the scores' product's
+ * Without accumulate, gq, gk and gv are cleared first, then added to. */
+void attention_backward_reference(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                  const float *v, const float *weights, float scale, const float *gy, float *gq,
+                                  float *gk, float *gv, bool accumulate) {
+    int64_t c = heads * d;
+    float *grads[] = {gq, gk, gv};
+    for (int g = 0; g < 3 && !accumulate; g++)
+        if (grads[g]) memset(grads[g], 0, (size_t)(b * t * c) * sizeof(float));
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t i = 0; i < t; i++) {
+                const float *w = weights + ((bi * heads + h) * t + i) * t;
+                int64_t row_i = (bi * t + i) * c + h * d;
+                double dot = 0.0;
+                for (int64_t j = 0; j < t; j++) dot += (double)head_dot(gy + row_i, v + (bi * t + j) * c + h * d, d) * w[j];
+                for (int64_t j = 0; j < t; j++) {
+                    int64_t row_j = (bi * t + j) * c + h * d;
+                    float ds = w[j] * (float)(head_dot(gy + row_i, v + row_j, d) - dot) * scale;
+                    for (int64_t e = 0; e < d; e++) {
+                        if (gq) gq[row_i + e] += ds * k[row_j + e];
+                        if (gk) gk[row_j + e] += ds * q[row_i + e];
+                        if (gv) gv[row_j + e] += w[j] * gy[row_i + e];
+                    }
+                }
+            }
+}
+
+/* Each input's gradient, for the kernel: NULL for an input that needs none. Stored over (the
+ * return is false) only when all three are distinct tensors that nothing has reached yet;
+ * otherwise added to, a gradient that nothing had reached being cleared first. */
+static bool attention_grads(Tensor *const *in, float **g) {
+    bool distinct = in[0] != in[1] && in[1] != in[2] && in[0] != in[2], fresh[3] = {false, false, false}, all = distinct;
+    for (int i = 0; i < 3; i++) {
+        g[i] = NULL;
+        if (!in[i]->requires_grad) continue;
+        if (!distinct) g[i] = tensor_grad_data(in[i]);
+        else g[i] = tensor_grad_begin(in[i], &fresh[i]), all = all && fresh[i];
+    }
+    if (all) return false;
+    for (int i = 0; i < 3; i++)
+        if (fresh[i]) memset(g[i], 0, (size_t)tensor_numel(in[i]) * sizeof(float));
+    return true;
+}
+
+static void attention_heads_backward(Tensor *out) {
+    Tensor *q = out->inputs[0];
+    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], heads = (int64_t)out->param, d = c / heads;
+    float *g[3];
+    bool accumulate = attention_grads(out->inputs, g);
+    kernels()->attention_backward(b, t, heads, d, tensor_data(q), tensor_data(out->inputs[1]),
+                                  tensor_data(out->inputs[2]), out->saved, 1.0f / sqrtf((float)d),
+                                  tensor_data(out->grad), g[0], g[1], g[2], accumulate);
+}
+
+/* softmax(q k^T / sqrt(D) + mask) v for each head, as one op: the values of the composition in
+ * tensor_attention's comment (lessons 4, 6, 1, 3 and 6 again), up to float rounding, with q, k,
+ * v and y in (B, T, C), the heads side by side in C, as the products x @ w make them. The
+ * composition's permutes are then only ways of reading: no copies between layouts, and no
+ * (B, H, T, T) tensors but the weights the backward needs. The mask takes no gradient. */
+Tensor *tensor_attention_heads(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, int64_t heads) {
+    const char *op = "attention_heads";
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
+    Tensor *const args[] = {q, k, v, mask};
+    const char *names[] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < 4; i++)
+        if (!args[i]) return tensor_null_input(op, names[i]), NULL;
+    for (int i = 1; i < 4; i++)
+        if (!contexts_match(op, q, args[i], i == 3 ? "q and the mask" : "q, k and v")) return NULL;
+    if (q->rank != 3 || !shape_equal(k->shape, k->rank, q->shape, q->rank) ||
+        !shape_equal(v->shape, v->rank, q->shape, q->rank))
+        return tensor_set_error("%s: q, k and v must be one shape (B, T, C), got q %s, k %s, v %s", op,
+                                shape_format(q->shape, q->rank, s1, sizeof s1),
+                                shape_format(k->shape, k->rank, s2, sizeof s2),
+                                shape_format(v->shape, v->rank, s3, sizeof s3)), NULL;
+    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2];
+    if (heads < 1 || c % heads != 0)
+        return tensor_set_error("%s: C = %lld of q %s must split into %lld heads of equal width", op, (long long)c,
+                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)heads), NULL;
+    if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
+        return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld) for q %s, got %s", op, (long long)t,
+                                (long long)t, shape_format(q->shape, q->rank, s1, sizeof s1),
+                                shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
+    if (mask->requires_grad)
+        return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), NULL;
+    Tensor *in[] = {tensor_contiguous(q), tensor_contiguous(k), tensor_contiguous(v)}, *m = tensor_contiguous(mask);
+    if (!in[0] || !in[1] || !in[2] || !m) return NULL;
+    if ((double)b * (double)heads * (double)t * (double)t > (double)(INT64_MAX / 8))
+        return tensor_set_error("%s: the weights (B, H, T, T) = (%lld,%lld,%lld,%lld) are too many to hold", op,
+                                (long long)b, (long long)heads, (long long)t, (long long)t), NULL;
+    Tensor *out = tensor_empty(q->ctx, q->shape, 3);
+    float *weights = out ? ctx_alloc(q->ctx, (size_t)(b * heads * t * t + 1) * sizeof(float)) : NULL;
+    if (!weights) return NULL;
+    kernels()->attention(b, t, heads, c / heads, tensor_data(in[0]), tensor_data(in[1]), tensor_data(in[2]),
+                         tensor_data(m), 1.0f / sqrtf((float)(c / heads)), weights, tensor_data(out));
+    out->saved = weights, out->param = (float)heads;
+    return tensor_record(out, op, attention_heads_backward, 3, in);
+}
+
 /* ==== compositions ========================================================================= */
 
 Tensor *causal_mask(Ctx *ctx, int64_t t) {
@@ -223,12 +368,6 @@ Tensor *causal_mask(Ctx *ctx, int64_t t) {
     return mask;
 }
 
-/* (B, T, C) -> (B, H, T, C/H): the heads become a batch dim (lesson 4) */
-static Tensor *split_heads(Tensor *x, int64_t heads) {
-    int64_t b = x->shape[0], t = x->shape[1], c = x->shape[2];
-    return tensor_permute(tensor_reshape(x, (const int64_t[]){b, t, heads, c / heads}, 4), AXES(0, 2, 1, 3));
-}
-
 Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *wo, Tensor *bo, Tensor *mask,
                          int64_t heads) {
     const char *op = "attention";
@@ -240,7 +379,7 @@ Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *
     if (x->rank != 3 || heads < 1 || x->shape[2] % heads != 0)
         return tensor_set_error("%s: x must be (B, T, C) with C divisible by the %lld heads, got %s", op,
                                 (long long)heads, shape_format(x->shape, x->rank, s1, sizeof s1)), NULL;
-    int64_t b = x->shape[0], t = x->shape[1], c = x->shape[2];
+    int64_t t = x->shape[1], c = x->shape[2];
     for (int i = 1; i < 5; i++)
         if (!shape_equal(args[i]->shape, args[i]->rank, (const int64_t[]){c, c}, 2))
             return tensor_set_error("%s: %s must be (C, C) = (%lld,%lld) for x %s, got %s", op, arg_names[i],
@@ -253,16 +392,9 @@ Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *
     if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
         return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld), got %s", op, (long long)t, (long long)t,
                                 shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
-    Tensor *q = split_heads(tensor_matmul(x, wq), heads); /* (B, H, T, C/H) */
-    Tensor *k = split_heads(tensor_matmul(x, wk), heads);
-    Tensor *v = split_heads(tensor_matmul(x, wv), heads);
-    Tensor *k_t = tensor_transpose(k, -1, -2); /* (B, H, C/H, T): a view */
-    float scale = 1.0f / sqrtf((float)(c / heads));
-    Tensor *scores = tensor_add(tensor_mul_scalar(tensor_matmul(q, k_t), scale), mask); /* (B, H, T, T) */
-    Tensor *weights = tensor_softmax_last_dim(scores); /* a masked score's weight is exactly 0 */
-    Tensor *y = tensor_matmul(weights, v);             /* (B, H, T, C/H) */
-    Tensor *merged = tensor_reshape(tensor_permute(y, AXES(0, 2, 1, 3)), (const int64_t[]){b, t, c}, 3);
-    return tensor_linear(merged, wo, bo);
+    /* q, k, v (B, T, C); the heads' composition of lessons 4, 6, 1 and 3 as one op (above) */
+    Tensor *y = tensor_attention_heads(tensor_matmul(x, wq), tensor_matmul(x, wk), tensor_matmul(x, wv), mask, heads);
+    return tensor_linear(y, wo, bo);
 }
 
 /* ==== the model ============================================================================= */

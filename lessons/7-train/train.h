@@ -6,10 +6,11 @@
  * numbers per character (the model's width), H attention heads of C/H each, V = 27 characters
  * in the vocabulary (the boundary '.' and a-z), M = 4C units in the MLP.
  *
- * What is new here is small: one nonlinearity (GELU) with its backward, and AdamW. Layer norm
- * and the linear layer are ops of their own too, each with a backward written by hand, and the
- * tests hold each to its composition of earlier lessons' ops (layer norm's is exercise 7.3). Everything else is a composition of earlier lessons' ops, so its
- * backward comes from theirs.
+ * What is new here is small: one nonlinearity (GELU) with its backward, and AdamW. Layer norm,
+ * the linear layer and the attention over the heads are ops of their own too, each with a
+ * backward written by hand, and the tests hold each to its composition of earlier lessons' ops
+ * (layer norm's is exercise 7.3). Everything else is a composition of earlier lessons' ops, so
+ * its backward comes from theirs.
  */
 #ifndef TRAIN_H
 #define TRAIN_H
@@ -39,6 +40,13 @@ Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
  * 1's broadcast add, up to float rounding, as one op with its own backward. */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b);
 
+/* Attention over H heads, the part of tensor_attention between the products (below): q, k, v
+ * are (B, T, C), head h in columns h*D .. h*D + D-1 (D = C/H), mask (T, T) with no gradient;
+ * for each head, y = softmax(q k^T / sqrt(D) + mask) v, returned as (B, T, C) in the same
+ * columns. The values of tensor_attention's composition of lessons 4, 6, 1 and 3, up to float
+ * rounding, as one op with its own backward. Errors name the shapes. */
+Tensor *tensor_attention_heads(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, int64_t heads);
+
 /* ---- compositions (their backward is the lessons' ops') ------------------------------------ */
 
 /* The causal mask, (T, T): 0 where a position may look (column <= row), -inf where it may
@@ -49,7 +57,9 @@ Tensor *causal_mask(Ctx *ctx, int64_t t);
  *   (B, T, C) -> reshape (B, T, H, C/H) -> permute (B, H, T, C/H)          lesson 4
  *   scores = q @ k^T / sqrt(C/H) + mask                    (B, H, T, T)    lessons 6 and 1
  *   y = softmax(scores) @ v                                (B, H, T, C/H)  lessons 3 and 6
- *   -> permute (B, T, H, C/H) -> reshape (B, T, C) -> @ wo + bo             lessons 4 and 6 */
+ *   -> permute (B, T, H, C/H) -> reshape (B, T, C) -> @ wo + bo             lessons 4 and 6
+ * The products x @ w are lesson 6's; the lines from the reshape to the last reshape are one op,
+ * tensor_attention_heads (above), whose tests hold it to them; the last product is a linear. */
 Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *wo, Tensor *bo, Tensor *mask,
                          int64_t heads);
 

@@ -214,3 +214,167 @@ void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, int64_t
         kernels_mode() == KERNELS_NATIVE ? adamw_native : adamw_portable;
     body(p, g, m, v, n, 1.0f - lr * weight_decay, beta1, beta2, lr / bias1, 1.0f / sqrtf(bias2), eps);
 }
+
+/* ==== attention over the heads ============================================================= */
+
+/* One head of one batch at a time, eight of its query rows at once, one in each lane (platform.h's
+ * rows8_to_columns): their scores against a key are one vector, their softmaxes over the keys
+ * need no sum across lanes (as softmax_fast.c's short rows), and each sum over the keys or the
+ * columns of a head is a few multiply-adds of whole vectors. The sizes it takes: T and D
+ * multiples of 8, at most ATTENTION_MAX; others go to the reference. */
+enum { ATTENTION_MAX = 64 };
+
+static bool attention_takes(int64_t t, int64_t d) {
+    return t > 0 && d > 0 && t % 8 == 0 && d % 8 == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
+}
+
+/* sum over p < n (a multiple of 4) of a[p * as] * b[p * bs], eight lanes of b at a time, in
+ * four running sums: with one, each multiply-add would wait for the one before */
+VECTOR_BODY vf8 weighted_rows(const float *a, int64_t as, const float *b, int64_t bs, int64_t n) {
+    vf8 s0 = vf8_splat(0.0f), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t p = 0; p < n; p += 4, a += 4 * as, b += 4 * bs) {
+        s0 += a[0] * vf8_load(b);
+        s1 += a[as] * vf8_load(b + bs);
+        s2 += a[2 * as] * vf8_load(b + 2 * bs);
+        s3 += a[3 * as] * vf8_load(b + 3 * bs);
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* out's row of n floats = (or += when add) r */
+VECTOR_BODY void put_row(float *out, const float *r, int64_t n, bool add) {
+    for (int64_t e = 0; e < n; e += 8) vf8_store(out + e, (add ? vf8_load(out + e) : vf8_splat(0.0f)) + vf8_load(r + e));
+}
+
+/* one head: q, k, v, y at its column h*D of row 0, rows c apart; w its (T, T) weights; mask_t
+ * the mask turned, mask_t[j * t + i] = mask[i * t + j] */
+VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const float *q, const float *k, const float *v,
+                                     const float *mask_t, float scale, float *w, float *y) {
+    float qc[ATTENTION_MAX * 8], wc[ATTENTION_MAX * 8], yc[ATTENTION_MAX * 8];
+    for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
+        rows8_to_columns(q + i * c, c, d, qc);
+        vf8 m = vf8_splat(-INFINITY);
+        for (int64_t j = 0; j < t; j++) {
+            vf8 s = weighted_rows(k + j * c, 1, qc, 8, d) * scale + vf8_load(mask_t + j * t + i);
+            vf8_store(wc + j * 8, s);
+            m = vf8_max(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
+        }
+        vd4 low = {0}, high = {0};
+        for (int64_t j = 0; j < t; j++) {
+            vf8 e = vf8_exp_unclamped(vf8_load(wc + j * 8) - m); /* <= 0, or nan */
+            vf8_store(wc + j * 8, e);
+            low += vf8_low_double(e), high += vf8_high_double(e);
+        }
+        vf8 inv = vf8_from_doubles(1.0 / low, 1.0 / high);
+        for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
+        columns_to_rows8(wc, t, w + i * t, t);
+        for (int64_t e = 0; e < d; e++) vf8_store(yc + e * 8, weighted_rows(v + e, c, wc, 8, t));
+        columns_to_rows8(yc, d, y + i * c, c);
+    }
+}
+
+/* The reference's backward for one head, eight query rows at once as in the forward: their
+ * dw_ij = g_i . v_j and ds_ij in lanes, gq's rows from those, and k's and v's gradients summed
+ * over the query rows in tiles of this head's own, put into gk and gv at the end. */
+VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
+                                              const float *v, const float *w, float scale, const float *gy, float *gq,
+                                              float *gk, float *gv, bool accumulate) {
+    float wc[ATTENTION_MAX * 8], gc[ATTENTION_MAX * 8], dsc[ATTENTION_MAX * 8], gqc[ATTENTION_MAX * 8],
+        rows[8 * ATTENTION_MAX], gk_tile[ATTENTION_MAX * ATTENTION_MAX], gv_tile[ATTENTION_MAX * ATTENTION_MAX];
+    memset(gk_tile, 0, (size_t)(t * d) * sizeof(float));
+    memset(gv_tile, 0, (size_t)(t * d) * sizeof(float));
+    for (int64_t i = 0; i < t; i += 8, w += 8 * t) {
+        rows8_to_columns(w, t, t, wc);
+        rows8_to_columns(gy + i * c, c, d, gc);
+        vd4 low = {0}, high = {0}; /* each row's sum of w_ij dw_ij */
+        for (int64_t j = 0; j < t; j++) {
+            vf8 dw = weighted_rows(v + j * c, 1, gc, 8, d), wj = vf8_load(wc + j * 8);
+            vf8_store(dsc + j * 8, dw);
+            low += vf8_low_double(dw) * vf8_low_double(wj), high += vf8_high_double(dw) * vf8_high_double(wj);
+        }
+        for (int64_t j = 0; j < t; j++) {
+            vf8 dw = vf8_load(dsc + j * 8);
+            vf8 ds = vf8_load(wc + j * 8) * vf8_from_doubles(vf8_low_double(dw) - low, vf8_high_double(dw) - high);
+            vf8_store(dsc + j * 8, ds * scale);
+        }
+        if (gq) {
+            for (int64_t e = 0; e < d; e++) vf8_store(gqc + e * 8, weighted_rows(k + e, c, dsc, 8, t));
+            columns_to_rows8(gqc, d, rows, d);
+            for (int r = 0; r < 8; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
+        }
+        for (int64_t j = 0; j < t; j++)
+            for (int64_t e = 0; e < d; e += 8) {
+                float *kj = gk_tile + j * d + e, *vj = gv_tile + j * d + e;
+                vf8_store(kj, vf8_load(kj) + weighted_rows(dsc + j * 8, 1, q + i * c + e, c, 8));
+                vf8_store(vj, vf8_load(vj) + weighted_rows(wc + j * 8, 1, gy + i * c + e, c, 8));
+            }
+    }
+    for (int64_t j = 0; j < t; j++) {
+        if (gk) put_row(gk + j * c, gk_tile + j * d, d, accumulate);
+        if (gv) put_row(gv + j * c, gv_tile + j * d, d, accumulate);
+    }
+}
+
+VECTOR_BODY void attention_body(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                const float *v, const float *mask, float scale, float *weights, float *y) {
+    int64_t c = heads * d;
+    float mask_t[ATTENTION_MAX * ATTENTION_MAX];
+    for (int64_t i = 0; i < t; i++)
+        for (int64_t j = 0; j < t; j++) mask_t[j * t + i] = mask[i * t + j];
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++) {
+            int64_t at = bi * t * c + h * d;
+            attention_head_body(t, d, c, q + at, k + at, v + at, mask_t, scale, weights + (bi * heads + h) * t * t,
+                                y + at);
+        }
+}
+
+VECTOR_BODY void attention_backward_body(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
+                                         const float *k, const float *v, const float *weights, float scale,
+                                         const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
+    int64_t c = heads * d;
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++) {
+            int64_t at = bi * t * c + h * d;
+            attention_head_backward_body(t, d, c, q + at, k + at, v + at, weights + (bi * heads + h) * t * t, scale,
+                                         gy + at, gq ? gq + at : NULL, gk ? gk + at : NULL, gv ? gv + at : NULL,
+                                         accumulate);
+        }
+}
+
+static void attention_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                               const float *v, const float *mask, float scale, float *weights, float *y) {
+    attention_body(b, t, heads, d, q, k, v, mask, scale, weights, y);
+}
+VECTOR_NATIVE static void attention_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
+                                           const float *k, const float *v, const float *mask, float scale,
+                                           float *weights, float *y) {
+    attention_body(b, t, heads, d, q, k, v, mask, scale, weights, y);
+}
+static void attention_backward_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                        const float *v, const float *weights, float scale, const float *gy, float *gq,
+                                        float *gk, float *gv, bool accumulate) {
+    attention_backward_body(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+}
+VECTOR_NATIVE static void attention_backward_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
+                                                    const float *k, const float *v, const float *weights, float scale,
+                                                    const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
+    attention_backward_body(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+}
+
+void attention_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k, const float *v,
+                    const float *mask, float scale, float *weights, float *y) {
+    if (!attention_takes(t, d)) attention_reference(b, t, heads, d, q, k, v, mask, scale, weights, y);
+    else if (kernels_mode() == KERNELS_NATIVE) attention_native(b, t, heads, d, q, k, v, mask, scale, weights, y);
+    else attention_portable(b, t, heads, d, q, k, v, mask, scale, weights, y);
+}
+
+void attention_backward_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                             const float *v, const float *weights, float scale, const float *gy, float *gq, float *gk,
+                             float *gv, bool accumulate) {
+    if (!attention_takes(t, d))
+        attention_backward_reference(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+    else if (kernels_mode() == KERNELS_NATIVE)
+        attention_backward_native(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+    else attention_backward_portable(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+}

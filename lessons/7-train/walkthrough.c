@@ -91,7 +91,8 @@ static void section_shapes(Model *m) {
     } lessons[] = {{"gather_rows", "5 (embedding)"}, {"reshape", "4"}, {"add", "1 (broadcast)"},
                    {"sub", "1 (broadcast)"}, {"mul", "1 (broadcast)"}, {"sum_axis", "2 (mean)"},
                    {"pow_scalar", "1"}, {"matmul", "6"}, {"permute", "4"}, {"softmax_last_dim", "3"},
-                   {"gelu", "7 (new)"}, {"layer_norm", "7 (new)"}, {"linear", "7 (new)"}};
+                   {"gelu", "7 (new)"}, {"layer_norm", "7 (new)"}, {"linear", "7 (new)"},
+                   {"attention_heads", "7 (new: 4, 6, 1 and 3 as one op)"}};
     const char *seen[32];
     int count[32], n_seen = 0, total = 0;
     /* the tensors after the parameters (and their gradients and moments) are this forward's */
