@@ -259,13 +259,13 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
             vf8_store(wc + j * 8, s);
             m = vf8_max(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
         }
-        vd4 low = {0}, high = {0};
+        vf8 sum = vf8_splat(0.0f); /* in float: a row is shorter than a chunk of the summation policy */
         for (int64_t j = 0; j < t; j++) {
             vf8 e = vf8_exp_unclamped(vf8_load(wc + j * 8) - m); /* <= 0, or nan */
             vf8_store(wc + j * 8, e);
-            low += vf8_low_double(e), high += vf8_high_double(e);
+            sum += e;
         }
-        vf8 inv = vf8_from_doubles(1.0 / low, 1.0 / high);
+        vf8 inv = 1.0f / sum;
         for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
         columns_to_rows8(wc, t, w + i * t, t);
         for (int64_t e = 0; e < d; e++) vf8_store(yc + e * 8, weighted_rows(v + e, c, wc, 8, t));
@@ -286,17 +286,14 @@ VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, c
     for (int64_t i = 0; i < t; i += 8, w += 8 * t) {
         rows8_to_columns(w, t, t, wc);
         rows8_to_columns(gy + i * c, c, d, gc);
-        vd4 low = {0}, high = {0}; /* each row's sum of w_ij dw_ij */
+        vf8 dot = vf8_splat(0.0f); /* each row's sum of w_ij dw_ij, in float as in the forward */
         for (int64_t j = 0; j < t; j++) {
-            vf8 dw = weighted_rows(v + j * c, 1, gc, 8, d), wj = vf8_load(wc + j * 8);
+            vf8 dw = weighted_rows(v + j * c, 1, gc, 8, d);
             vf8_store(dsc + j * 8, dw);
-            low += vf8_low_double(dw) * vf8_low_double(wj), high += vf8_high_double(dw) * vf8_high_double(wj);
+            dot += dw * vf8_load(wc + j * 8);
         }
-        for (int64_t j = 0; j < t; j++) {
-            vf8 dw = vf8_load(dsc + j * 8);
-            vf8 ds = vf8_load(wc + j * 8) * vf8_from_doubles(vf8_low_double(dw) - low, vf8_high_double(dw) - high);
-            vf8_store(dsc + j * 8, ds * scale);
-        }
+        for (int64_t j = 0; j < t; j++)
+            vf8_store(dsc + j * 8, vf8_load(wc + j * 8) * (vf8_load(dsc + j * 8) - dot) * scale);
         if (gq) {
             for (int64_t e = 0; e < d; e++) vf8_store(gqc + e * 8, weighted_rows(k + e, c, dsc, 8, t));
             columns_to_rows8(gqc, d, rows, d);
