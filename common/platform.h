@@ -141,21 +141,21 @@ VECTOR_BODY void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
 }
 
 /* Eight rows of n floats (n a multiple of 4), ld apart, turned into n columns of eight, one
- * row in each lane: cols[e * 8 + r] = m[r * ld + e]. Kernels whose rows are short (softmax's
- * over 16 scores, attention's heads) work on eight rows at once this way, with no sum across
- * lanes. */
-VECTOR_BODY void rows8_to_columns(const float *m, int64_t ld, int64_t n, float *cols) {
+ * row in each lane, the columns cld apart: cols[e * cld + r] = m[r * ld + e]. Kernels whose
+ * rows are short (softmax's over 16 scores, attention's heads) work on eight rows at once this
+ * way, with no sum across lanes. */
+VECTOR_BODY void rows8_to_columns(const float *m, int64_t ld, int64_t n, float *cols, int64_t cld) {
     for (int64_t e = 0; e < n; e += 4) {
-        transpose4(m + e, ld, cols + e * 8, 8);
-        transpose4(m + 4 * ld + e, ld, cols + e * 8 + 4, 8);
+        transpose4(m + e, ld, cols + e * cld, cld);
+        transpose4(m + 4 * ld + e, ld, cols + e * cld + 4, cld);
     }
 }
 
-/* the other way: m[r * ld + e] = cols[e * 8 + r] */
-VECTOR_BODY void columns_to_rows8(const float *cols, int64_t n, float *m, int64_t ld) {
+/* the other way: m[r * ld + e] = cols[e * cld + r] */
+VECTOR_BODY void columns_to_rows8(const float *cols, int64_t cld, int64_t n, float *m, int64_t ld) {
     for (int64_t e = 0; e < n; e += 4) {
-        transpose4(cols + e * 8, 8, m + e, ld);
-        transpose4(cols + e * 8 + 4, 8, m + 4 * ld + e, ld);
+        transpose4(cols + e * cld, cld, m + e, ld);
+        transpose4(cols + e * cld + 4, cld, m + 4 * ld + e, ld);
     }
 }
 

@@ -166,7 +166,7 @@ VECTOR_BODY bool is_short_row(int64_t d) { return d % 4 == 0 && d >= 4 && d <= S
 /* row_body's passes over eight rows of x at once (out may be x) */
 VECTOR_BODY void short_rows_body(bool log_softmax, const float *x, int64_t d, float *out) {
     float c[SHORT_ROW * 8];
-    rows8_to_columns(x, d, d, c);
+    rows8_to_columns(x, d, d, c, 8);
     vf8 m = vf8_splat(-INFINITY);
     for (int64_t j = 0; j < d; j++) m = vf8_max(vf8_load(c + j * 8), m); /* skips a nan, as row_max */
     vd4 low = {0}, high = {0};
@@ -184,7 +184,7 @@ VECTOR_BODY void short_rows_body(bool log_softmax, const float *x, int64_t d, fl
         vf8 k = vf8_from_doubles(1.0 / low, 1.0 / high);
         for (int64_t j = 0; j < d; j++) vf8_store(c + j * 8, vf8_load(c + j * 8) * k);
     }
-    columns_to_rows8(c, d, out, d);
+    columns_to_rows8(c, 8, d, out, d);
 }
 
 /* `rows` contiguous rows of x, eight at a time when they are short, the rest one by one */

@@ -252,7 +252,7 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
                                      const float *mask_t, float scale, float *w, float *y) {
     float qc[ATTENTION_MAX * 8], wc[ATTENTION_MAX * 8], yc[ATTENTION_MAX * 8];
     for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
-        rows8_to_columns(q + i * c, c, d, qc);
+        rows8_to_columns(q + i * c, c, d, qc, 8);
         vf8 m = vf8_splat(-INFINITY);
         for (int64_t j = 0; j < t; j++) {
             vf8 s = weighted_rows(k + j * c, 1, qc, 8, d) * scale + vf8_load(mask_t + j * t + i);
@@ -267,48 +267,47 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
         }
         vf8 inv = 1.0f / sum;
         for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
-        columns_to_rows8(wc, t, w + i * t, t);
+        columns_to_rows8(wc, 8, t, w + i * t, t);
         for (int64_t e = 0; e < d; e++) vf8_store(yc + e * 8, weighted_rows(v + e, c, wc, 8, t));
-        columns_to_rows8(yc, d, y + i * c, c);
+        columns_to_rows8(yc, 8, d, y + i * c, c);
     }
 }
 
 /* The reference's backward for one head, eight query rows at once as in the forward: their
- * dw_ij = g_i . v_j and ds_ij in lanes, gq's rows from those, and k's and v's gradients summed
- * over the query rows in tiles of this head's own, put into gk and gv at the end. */
+ * dw_ij = g_i . v_j and ds_ij in lanes, kept for the whole head turned (ds_t[j * t + i], and w
+ * the same way), gq's rows from those; then each row of gk and of gv, a sum over all the query
+ * rows at once. */
 VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
                                               const float *v, const float *w, float scale, const float *gy, float *gq,
                                               float *gk, float *gv, bool accumulate) {
-    float wc[ATTENTION_MAX * 8], gc[ATTENTION_MAX * 8], dsc[ATTENTION_MAX * 8], gqc[ATTENTION_MAX * 8],
-        rows[8 * ATTENTION_MAX], gk_tile[ATTENTION_MAX * ATTENTION_MAX], gv_tile[ATTENTION_MAX * ATTENTION_MAX];
-    memset(gk_tile, 0, (size_t)(t * d) * sizeof(float));
-    memset(gv_tile, 0, (size_t)(t * d) * sizeof(float));
-    for (int64_t i = 0; i < t; i += 8, w += 8 * t) {
-        rows8_to_columns(w, t, t, wc);
-        rows8_to_columns(gy + i * c, c, d, gc);
+    float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * 8],
+        gqc[ATTENTION_MAX * 8], rows[8 * ATTENTION_MAX], row[ATTENTION_MAX];
+    for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
+        rows8_to_columns(w + i * t, t, t, w_t + i, t);
+        rows8_to_columns(gy + i * c, c, d, gc, 8);
         vf8 dot = vf8_splat(0.0f); /* each row's sum of w_ij dw_ij, in float as in the forward */
         for (int64_t j = 0; j < t; j++) {
             vf8 dw = weighted_rows(v + j * c, 1, gc, 8, d);
-            vf8_store(dsc + j * 8, dw);
-            dot += dw * vf8_load(wc + j * 8);
+            vf8_store(ds_t + j * t + i, dw);
+            dot += dw * vf8_load(w_t + j * t + i);
         }
         for (int64_t j = 0; j < t; j++)
-            vf8_store(dsc + j * 8, vf8_load(wc + j * 8) * (vf8_load(dsc + j * 8) - dot) * scale);
+            vf8_store(ds_t + j * t + i, vf8_load(w_t + j * t + i) * (vf8_load(ds_t + j * t + i) - dot) * scale);
         if (gq) {
-            for (int64_t e = 0; e < d; e++) vf8_store(gqc + e * 8, weighted_rows(k + e, c, dsc, 8, t));
-            columns_to_rows8(gqc, d, rows, d);
+            for (int64_t e = 0; e < d; e++) vf8_store(gqc + e * 8, weighted_rows(k + e, c, ds_t + i, t, t));
+            columns_to_rows8(gqc, 8, d, rows, d);
             for (int r = 0; r < 8; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
         }
-        for (int64_t j = 0; j < t; j++)
-            for (int64_t e = 0; e < d; e += 8) {
-                float *kj = gk_tile + j * d + e, *vj = gv_tile + j * d + e;
-                vf8_store(kj, vf8_load(kj) + weighted_rows(dsc + j * 8, 1, q + i * c + e, c, 8));
-                vf8_store(vj, vf8_load(vj) + weighted_rows(wc + j * 8, 1, gy + i * c + e, c, 8));
-            }
     }
     for (int64_t j = 0; j < t; j++) {
-        if (gk) put_row(gk + j * c, gk_tile + j * d, d, accumulate);
-        if (gv) put_row(gv + j * c, gv_tile + j * d, d, accumulate);
+        if (gk) {
+            for (int64_t e = 0; e < d; e += 8) vf8_store(row + e, weighted_rows(ds_t + j * t, 1, q + e, c, t));
+            put_row(gk + j * c, row, d, accumulate);
+        }
+        if (gv) {
+            for (int64_t e = 0; e < d; e += 8) vf8_store(row + e, weighted_rows(w_t + j * t, 1, gy + e, c, t));
+            put_row(gv + j * c, row, d, accumulate);
+        }
     }
 }
 
