@@ -228,17 +228,18 @@ static bool attention_takes(int64_t t, int64_t d) {
     return t > 0 && d > 0 && t % 8 == 0 && d % 8 == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
 }
 
-/* sum over p < n (a multiple of 4) of a[p * as] * b[p * bs], eight lanes of b at a time, in
- * four running sums: with one, each multiply-add would wait for the one before */
-VECTOR_BODY vf8 weighted_rows(const float *a, int64_t as, const float *b, int64_t bs, int64_t n) {
-    vf8 s0 = vf8_splat(0.0f), s1 = s0, s2 = s0, s3 = s0;
-    for (int64_t p = 0; p < n; p += 4, a += 4 * as, b += 4 * bs) {
-        s0 += a[0] * vf8_load(b);
-        s1 += a[as] * vf8_load(b + bs);
-        s2 += a[2 * as] * vf8_load(b + 2 * bs);
-        s3 += a[3 * as] * vf8_load(b + 3 * bs);
+/* out[o * os + lane] = sum over p < n of a[o * ao + p * as] * b[p * bs + lane], for the eight
+ * o: eight sums side by side, so that each vector of b is loaded once for all of them and no
+ * multiply-add waits for another (with one sum at a time, each waits for the one before) */
+VECTOR_BODY void weighted_rows8(const float *a, int64_t ao, int64_t as, const float *b, int64_t bs, int64_t n,
+                                float *out, int64_t os) {
+    vf8 s[8];
+    VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] = vf8_splat(0.0f);
+    for (int64_t p = 0; p < n; p++, a += as, b += bs) {
+        vf8 bp = vf8_load(b);
+        VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
     }
-    return (s0 + s1) + (s2 + s3);
+    VECTOR_UNROLL for (int o = 0; o < 8; o++) vf8_store(out + o * os, s[o]);
 }
 
 /* out's row of n floats = (or += when add) r */
@@ -254,8 +255,9 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
     for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
         rows8_to_columns(q + i * c, c, d, qc, 8);
         vf8 m = vf8_splat(-INFINITY);
+        for (int64_t j = 0; j < t; j += 8) weighted_rows8(k + j * c, c, 1, qc, 8, d, wc + j * 8, 8);
         for (int64_t j = 0; j < t; j++) {
-            vf8 s = weighted_rows(k + j * c, 1, qc, 8, d) * scale + vf8_load(mask_t + j * t + i);
+            vf8 s = vf8_load(wc + j * 8) * scale + vf8_load(mask_t + j * t + i);
             vf8_store(wc + j * 8, s);
             m = vf8_max(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
         }
@@ -268,7 +270,7 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
         vf8 inv = 1.0f / sum;
         for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
         columns_to_rows8(wc, 8, t, w + i * t, t);
-        for (int64_t e = 0; e < d; e++) vf8_store(yc + e * 8, weighted_rows(v + e, c, wc, 8, t));
+        for (int64_t e = 0; e < d; e += 8) weighted_rows8(v + e, 1, c, wc, 8, t, yc + e * 8, 8);
         columns_to_rows8(yc, 8, d, y + i * c, c);
     }
 }
@@ -281,32 +283,29 @@ VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, c
                                               const float *v, const float *w, float scale, const float *gy, float *gq,
                                               float *gk, float *gv, bool accumulate) {
     float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * 8],
-        gqc[ATTENTION_MAX * 8], rows[8 * ATTENTION_MAX], row[ATTENTION_MAX];
+        gqc[ATTENTION_MAX * 8], rows[8 * ATTENTION_MAX];
     for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
         rows8_to_columns(w + i * t, t, t, w_t + i, t);
         rows8_to_columns(gy + i * c, c, d, gc, 8);
+        for (int64_t j = 0; j < t; j += 8) weighted_rows8(v + j * c, c, 1, gc, 8, d, ds_t + j * t + i, t); /* dw */
         vf8 dot = vf8_splat(0.0f); /* each row's sum of w_ij dw_ij, in float as in the forward */
-        for (int64_t j = 0; j < t; j++) {
-            vf8 dw = weighted_rows(v + j * c, 1, gc, 8, d);
-            vf8_store(ds_t + j * t + i, dw);
-            dot += dw * vf8_load(w_t + j * t + i);
-        }
+        for (int64_t j = 0; j < t; j++) dot += vf8_load(ds_t + j * t + i) * vf8_load(w_t + j * t + i);
         for (int64_t j = 0; j < t; j++)
             vf8_store(ds_t + j * t + i, vf8_load(w_t + j * t + i) * (vf8_load(ds_t + j * t + i) - dot) * scale);
         if (gq) {
-            for (int64_t e = 0; e < d; e++) vf8_store(gqc + e * 8, weighted_rows(k + e, c, ds_t + i, t, t));
+            for (int64_t e = 0; e < d; e += 8) weighted_rows8(k + e, 1, c, ds_t + i, t, t, gqc + e * 8, 8);
             columns_to_rows8(gqc, 8, d, rows, d);
             for (int r = 0; r < 8; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
         }
     }
-    for (int64_t j = 0; j < t; j++) {
+    for (int64_t j = 0; j < t; j += 8) { /* rows j .. j+7 of gk and of gv */
         if (gk) {
-            for (int64_t e = 0; e < d; e += 8) vf8_store(row + e, weighted_rows(ds_t + j * t, 1, q + e, c, t));
-            put_row(gk + j * c, row, d, accumulate);
+            for (int64_t e = 0; e < d; e += 8) weighted_rows8(ds_t + j * t, t, 1, q + e, c, t, rows + e, d);
+            for (int r = 0; r < 8; r++) put_row(gk + (j + r) * c, rows + r * d, d, accumulate);
         }
         if (gv) {
-            for (int64_t e = 0; e < d; e += 8) vf8_store(row + e, weighted_rows(w_t + j * t, 1, gy + e, c, t));
-            put_row(gv + j * c, row, d, accumulate);
+            for (int64_t e = 0; e < d; e += 8) weighted_rows8(w_t + j * t, t, 1, gy + e, c, t, rows + e, d);
+            for (int r = 0; r < 8; r++) put_row(gv + (j + r) * c, rows + r * d, d, accumulate);
         }
     }
 }
