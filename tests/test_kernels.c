@@ -533,12 +533,12 @@ START_TEST(test_layer_norm_kernels) {
         const Kernels *k = kernels();
         for (int w = 0; w < 9; w++)
             for (int grads = 0; grads < 4; grads++) { /* all three gradients, then each one left out */
-                int64_t rows = 5, c = widths[w], n = rows * c;
+                int64_t rows = 13, c = widths[w], n = rows * c; /* eight rows at once, then five one by one */
                 float *buf[8];
                 for (int i = 0; i < 8; i++) ck_assert((buf[i] = malloc((size_t)n * sizeof(float))) != NULL);
                 float *x = buf[0], *g = buf[1], *out = buf[2], *out_want = buf[3], *gx = buf[4], *gx_want = buf[5];
                 float *params = buf[6], *param_grads = buf[7]; /* gamma, beta and their gradients, 2c each */
-                float stats[10], stats_want[10];
+                float stats[26], stats_want[26];
                 for (int64_t i = 0; i < n; i++) {
                     /* rows of their own offsets and spreads */
                     x[i] = (float)(i / c) * 3.0f - 6.0f + rng_float(&rng, -1, 1) * (float)(1 + i / c);

@@ -98,10 +98,48 @@ VECTOR_BODY float lanes_total(vf8 v) {
     return (float)total;
 }
 
-/* The reference's passes over a row, eight floats at a time */
+/* Eight vectors' totals, one in each lane: lane r is the sum of v[r]'s eight lanes (the eight
+ * turned, platform.h's rows8_to_columns, then seven adds), in float: a row of the summation
+ * policy's chunk, as lanes_total's are, summed across in another order */
+VECTOR_BODY vf8 lanes_totals8(const vf8 v[8]) {
+    float rows[64], cols[64];
+    VECTOR_UNROLL for (int r = 0; r < 8; r++) vf8_store(rows + r * 8, v[r]);
+    rows8_to_columns(rows, 8, 8, cols, 8);
+    vf8 t = vf8_load(cols);
+    VECTOR_UNROLL for (int e = 1; e < 8; e++) t += vf8_load(cols + e * 8);
+    return t;
+}
+
+/* The reference's passes over a row, eight floats at a time; eight rows at a time while eight
+ * are left, their sums across lanes taken together (lanes_totals8): one row's are a chain of
+ * dependent adds that took as long as the row's arithmetic */
 VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
                                  float eps, float *out, float *stats) {
-    for (int64_t r = 0; r < rows; r++, x += c, out += c) {
+    int64_t r = 0;
+    for (; r + 8 <= rows; r += 8, x += 8 * c, out += 8 * c) {
+        vf8 acc[8];
+        float mu[8], rstd[8];
+        VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+        for (int64_t i = 0; i < c; i += 8)
+            VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] += vf8_load(x + k * c + i);
+        vf8_store(mu, lanes_totals8(acc) / (float)c);
+        VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+        for (int64_t i = 0; i < c; i += 8)
+            VECTOR_UNROLL for (int k = 0; k < 8; k++) {
+                vf8 d = vf8_load(x + k * c + i) - mu[k];
+                acc[k] += d * d;
+            }
+        vf8 var = lanes_totals8(acc) / (float)c + eps, root;
+        for (int k = 0; k < 8; k++) root[k] = sqrtf(var[k]); /* one vector square root (-fno-math-errno) */
+        vf8_store(rstd, 1.0f / root);
+        for (int k = 0; k < 8; k++) {
+            for (int64_t i = 0; i < c; i += 8)
+                vf8_store(out + k * c + i,
+                          (vf8_load(x + k * c + i) - mu[k]) * rstd[k] * vf8_load(gamma + i) + vf8_load(beta + i));
+            stats[2 * (r + k)] = mu[k], stats[2 * (r + k) + 1] = rstd[k];
+        }
+    }
+    for (; r < rows; r++, x += c, out += c) {
         vf8 sum = {0}, squares = {0};
         for (int64_t i = 0; i < c; i += 8) sum += vf8_load(x + i);
         float mu = lanes_total(sum) / (float)c;
@@ -116,25 +154,46 @@ VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const 
     }
 }
 
+/* the backward of one row r: gx's row += ..., ggamma and gbeta summed over the rows */
+VECTOR_BODY void layer_norm_backward_row(int64_t c, const float *x, const float *gamma, float mu, float rstd,
+                                         const float *g, float mean_dy, float mean_dy_xhat, float *gx) {
+    for (int64_t i = 0; i < c; i += 8) {
+        vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
+        vf8_store(gx + i, vf8_load(gx + i) + rstd * (dy - mean_dy - xhat * mean_dy_xhat));
+    }
+}
+
 VECTOR_BODY void layer_norm_backward_body(int64_t rows, int64_t c, const float *x, const float *gamma,
                                           const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
-    for (int64_t r = 0; r < rows; r++, x += c, g += c) {
-        float mu = stats[2 * r], rstd = stats[2 * r + 1];
-        vf8 dy_sum = {0}, dy_xhat_sum = {0};
-        for (int64_t i = 0; i < c; i += 8) {
-            vf8 xhat = (vf8_load(x + i) - mu) * rstd, gi = vf8_load(g + i), dy = gi * vf8_load(gamma + i);
-            dy_sum += dy;
-            dy_xhat_sum += dy * xhat;
-            if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
-            if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
+    for (int64_t r = 0; r < rows;) {
+        /* eight rows at once while eight are left (their sums across lanes together), then one */
+        int n = rows - r >= 8 ? 8 : 1;
+        vf8 dy_sum[8], dy_xhat_sum[8];
+        for (int k = 0; k < n; k++) {
+            const float *xk = x + (r + k) * c, *gk = g + (r + k) * c;
+            float mu = stats[2 * (r + k)], rstd = stats[2 * (r + k) + 1];
+            dy_sum[k] = vf8_splat(0.0f), dy_xhat_sum[k] = vf8_splat(0.0f);
+            for (int64_t i = 0; i < c; i += 8) {
+                vf8 xhat = (vf8_load(xk + i) - mu) * rstd, gi = vf8_load(gk + i), dy = gi * vf8_load(gamma + i);
+                dy_sum[k] += dy;
+                dy_xhat_sum[k] += dy * xhat;
+                if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
+                if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
+            }
         }
-        if (!gx) continue;
-        float mean_dy = lanes_total(dy_sum) / (float)c, mean_dy_xhat = lanes_total(dy_xhat_sum) / (float)c;
-        float *row = gx + r * c;
-        for (int64_t i = 0; i < c; i += 8) {
-            vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
-            vf8_store(row + i, vf8_load(row + i) + rstd * (dy - mean_dy - xhat * mean_dy_xhat));
+        if (gx) {
+            float mean_dy[8], mean_dy_xhat[8];
+            if (n == 8) {
+                vf8_store(mean_dy, lanes_totals8(dy_sum) / (float)c);
+                vf8_store(mean_dy_xhat, lanes_totals8(dy_xhat_sum) / (float)c);
+            } else {
+                mean_dy[0] = lanes_total(dy_sum[0]) / (float)c, mean_dy_xhat[0] = lanes_total(dy_xhat_sum[0]) / (float)c;
+            }
+            for (int k = 0; k < n; k++)
+                layer_norm_backward_row(c, x + (r + k) * c, gamma, stats[2 * (r + k)], stats[2 * (r + k) + 1],
+                                        g + (r + k) * c, mean_dy[k], mean_dy_xhat[k], gx + (r + k) * c);
         }
+        r += n;
     }
 }
 
