@@ -154,46 +154,25 @@ VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const 
     }
 }
 
-/* the backward of one row r: gx's row += ..., ggamma and gbeta summed over the rows */
-VECTOR_BODY void layer_norm_backward_row(int64_t c, const float *x, const float *gamma, float mu, float rstd,
-                                         const float *g, float mean_dy, float mean_dy_xhat, float *gx) {
-    for (int64_t i = 0; i < c; i += 8) {
-        vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
-        vf8_store(gx + i, vf8_load(gx + i) + rstd * (dy - mean_dy - xhat * mean_dy_xhat));
-    }
-}
-
 VECTOR_BODY void layer_norm_backward_body(int64_t rows, int64_t c, const float *x, const float *gamma,
                                           const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
-    for (int64_t r = 0; r < rows;) {
-        /* eight rows at once while eight are left (their sums across lanes together), then one */
-        int n = rows - r >= 8 ? 8 : 1;
-        vf8 dy_sum[8], dy_xhat_sum[8];
-        for (int k = 0; k < n; k++) {
-            const float *xk = x + (r + k) * c, *gk = g + (r + k) * c;
-            float mu = stats[2 * (r + k)], rstd = stats[2 * (r + k) + 1];
-            dy_sum[k] = vf8_splat(0.0f), dy_xhat_sum[k] = vf8_splat(0.0f);
-            for (int64_t i = 0; i < c; i += 8) {
-                vf8 xhat = (vf8_load(xk + i) - mu) * rstd, gi = vf8_load(gk + i), dy = gi * vf8_load(gamma + i);
-                dy_sum[k] += dy;
-                dy_xhat_sum[k] += dy * xhat;
-                if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
-                if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
-            }
+    for (int64_t r = 0; r < rows; r++, x += c, g += c) {
+        float mu = stats[2 * r], rstd = stats[2 * r + 1];
+        vf8 dy_sum = {0}, dy_xhat_sum = {0};
+        for (int64_t i = 0; i < c; i += 8) {
+            vf8 xhat = (vf8_load(x + i) - mu) * rstd, gi = vf8_load(g + i), dy = gi * vf8_load(gamma + i);
+            dy_sum += dy;
+            dy_xhat_sum += dy * xhat;
+            if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
+            if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
         }
-        if (gx) {
-            float mean_dy[8], mean_dy_xhat[8];
-            if (n == 8) {
-                vf8_store(mean_dy, lanes_totals8(dy_sum) / (float)c);
-                vf8_store(mean_dy_xhat, lanes_totals8(dy_xhat_sum) / (float)c);
-            } else {
-                mean_dy[0] = lanes_total(dy_sum[0]) / (float)c, mean_dy_xhat[0] = lanes_total(dy_xhat_sum[0]) / (float)c;
-            }
-            for (int k = 0; k < n; k++)
-                layer_norm_backward_row(c, x + (r + k) * c, gamma, stats[2 * (r + k)], stats[2 * (r + k) + 1],
-                                        g + (r + k) * c, mean_dy[k], mean_dy_xhat[k], gx + (r + k) * c);
+        if (!gx) continue;
+        float mean_dy = lanes_total(dy_sum) / (float)c, mean_dy_xhat = lanes_total(dy_xhat_sum) / (float)c;
+        float *row = gx + r * c;
+        for (int64_t i = 0; i < c; i += 8) {
+            vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
+            vf8_store(row + i, vf8_load(row + i) + rstd * (dy - mean_dy - xhat * mean_dy_xhat));
         }
-        r += n;
     }
 }
 
