@@ -93,7 +93,7 @@ typedef void AttentionKernel(int64_t b, int64_t t, int64_t heads, int64_t d, con
                              const float *v, const float *mask, float scale, float *weights, float *y);
 /* its backward, from the forward's weights and gy (B, T, H*D): gq, gk, gv += their gradients
  * when accumulate, = them (over whatever they held) when not; any of the three NULL when that
- * input needs no gradient; with accumulate, two of them may be the same buffer */
+ * input needs no gradient; with accumulate, any of them may be the same buffer */
 typedef void AttentionBackwardKernel(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
                                      const float *v, const float *weights, float scale, const float *gy, float *gq,
                                      float *gk, float *gv, bool accumulate);

@@ -752,7 +752,15 @@ START_TEST(test_shapes_that_must_match) {
     EXPECT_NULL(tensor_attention_heads(x, x, x, mask, 3), "attention_heads: C = 4 of q (2,3,4) must split into 3 heads of equal width");
     EXPECT_NULL(tensor_attention_heads(x, x, x, mask, 0), "attention_heads: C = 4 of q (2,3,4) must split into 0 heads of equal width");
     EXPECT_NULL(tensor_attention_heads(x, x, x, mask4, 2), "attention_heads: the mask must be (T, T) = (3,3) for q (2,3,4), got (4,4)");
+    /* weights past what any memory holds, from views that hold one row: refused before anything is copied */
+    int64_t big = (int64_t)1 << 20;
+    Tensor *huge_q = tensor_as_strided(tensor_zeros(test_ctx, DIMS(8)), DIMS(big, big, 8), (const int64_t[]){0, 0, 1}, 0);
+    Tensor *huge_mask = tensor_as_strided(tensor_zeros(test_ctx, DIMS(1)), DIMS(big, big), (const int64_t[]){0, 0}, 0);
+    EXPECT_NULL(tensor_attention_heads(huge_q, huge_q, huge_q, huge_mask, 2),
+                "attention_heads: the weights (B, H, T, T) = (1048576,2,1048576,1048576) are too many to hold");
     Tensor *learned_mask = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(3, 3)));
+    EXPECT_NULL(tensor_attention(x, w, w, w, w, v4, learned_mask, 2),
+                "attention: the mask takes no gradient (a constant, as causal_mask's is)");
     EXPECT_NULL(tensor_attention_heads(x, x, x, learned_mask, 2),
                 "attention_heads: the mask takes no gradient (a constant, as causal_mask's is)");
     EXPECT_TAPE_INTACT(s);
@@ -1266,6 +1274,13 @@ START_TEST(test_mixed_contexts) {
     EXPECT_NULL(tensor_layer_norm(s.a, row, other_row, 1e-5f), "layer_norm: x and beta belong to different contexts");
     EXPECT_NULL(tensor_linear(s.a, m, NULL), "linear: x and w belong to different contexts");
     EXPECT_NULL(tensor_linear(s.a, w, other_bias), "linear: x and b belong to different contexts");
+    Tensor *x = tensor_zeros(test_ctx, DIMS(1, 2, 4)), *other_x = tensor_zeros(other, DIMS(1, 2, 4));
+    Tensor *w4 = tensor_zeros(test_ctx, DIMS(4, 4)), *other_w4 = tensor_zeros(other, DIMS(4, 4));
+    Tensor *b4 = tensor_zeros(test_ctx, DIMS(4)), *mask = causal_mask(test_ctx, 2), *other_mask = causal_mask(other, 2);
+    EXPECT_NULL(tensor_attention_heads(x, other_x, x, mask, 2), "attention_heads: q, k and v belong to different contexts");
+    EXPECT_NULL(tensor_attention_heads(x, x, x, other_mask, 2), "attention_heads: q and the mask belong to different contexts");
+    EXPECT_NULL(tensor_attention(x, w4, other_w4, w4, w4, b4, mask, 2), "attention: x and the weights belong to different contexts");
+    EXPECT_NULL(tensor_attention(x, w4, w4, w4, w4, b4, other_mask, 2), "attention: x and the mask belong to different contexts");
     Tensor *out = tensor_zeros(test_ctx, DIMS(2, 3));
     watch(out);
     EXPECT_NULL(tensor_record(out, "mine", nothing_backward, 2, (Tensor *[]){s.a, b}),

@@ -362,6 +362,30 @@ START_TEST(test_attention_heads_matches_composition) {
                 EXPECT_ARRAY(got, want, n, 1e-4f, context);
             }
         }
+        /* k and v made by an op, q reached first by another op (so the op adds), and the backward
+         * run twice with only the leaves cleared between: the second finds k's and v's gradients
+         * holding the first's values, and the op must clear them before it adds */
+        Tensor *leaf[2][3];
+        for (int way = 0; way < 2; way++) {
+            Rng rng = rng_seeded(test_seed() + 99);
+            for (int i = 0; i < 3; i++) leaf[way][i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -2, 2));
+            Tensor *k = tensor_mul_scalar(leaf[way][1], 1.0f), *v = tensor_mul_scalar(leaf[way][2], 1.0f);
+            Tensor *mask = causal_mask(test_ctx, 8), *up = random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -1, 1);
+            Tensor *y = way ? attention_heads_composed(leaf[way][0], k, v, mask, 2)
+                            : tensor_attention_heads(leaf[way][0], k, v, mask, 2);
+            Tensor *sum = EXPECT_OK(tensor_add(y, leaf[way][0]));
+            for (int twice = 0; twice < 2; twice++) {
+                for (int i = 0; i < 3; i++) tensor_zero_grad(leaf[way][i]);
+                ck_assert_int_eq(tensor_backward_from(sum, up), 0);
+            }
+        }
+        for (int part = 1; part < 4; part++) {
+            char context[160];
+            snprintf(context, sizeof context, "attention_heads with %s kernels, the second of two backwards: %s", *mode,
+                     parts[part]);
+            EXPECT_ARRAY(tensor_data(tensor_grad(leaf[0][part - 1])), tensor_data(tensor_grad(leaf[1][part - 1])),
+                         2 * 8 * 16, 1e-4f, context);
+        }
         Rng rng = rng_seeded(test_seed());
         Tensor *in[3];
         for (int i = 0; i < 3; i++) in[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -1, 1));

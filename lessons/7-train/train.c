@@ -213,7 +213,7 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
 /* ==== attention over the heads ============================================================ */
 
 /* The reference kernels: per batch, head and query row i, the scores against every key, lesson
- * 3's softmax of them (the max, the exps and their sum in double, one scale), and the rows of v
+ * 3's softmax of them (the max, the exps, their sum in double, one scale), and the rows of v
  * mixed by those weights. Row i of head h starts at column h*D of row i of q (and of k, v, y). */
 void attention_reference(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
                          const float *v, const float *mask, float scale, float *weights, float *y) {
@@ -284,9 +284,10 @@ void attention_backward_reference(int64_t b, int64_t t, int64_t heads, int64_t d
             }
 }
 
-/* Each input's gradient, for the kernel: NULL for an input that needs none. Stored over (the
- * return is false) only when all three are distinct tensors that nothing has reached yet;
- * otherwise added to, a gradient that nothing had reached being cleared first. */
+/* Each input's gradient, for the kernel: NULL for an input that needs none (and then left out of
+ * what follows). Stored over (the return is false) only when the inputs are three distinct
+ * tensors and nothing has reached the gradient of any that needs one; otherwise added to, a
+ * gradient that nothing had reached being cleared first. */
 static bool attention_grads(Tensor *const *in, float **g) {
     bool distinct = in[0] != in[1] && in[1] != in[2] && in[0] != in[2], fresh[3] = {false, false, false}, all = distinct;
     for (int i = 0; i < 3; i++) {
@@ -301,13 +302,21 @@ static bool attention_grads(Tensor *const *in, float **g) {
     return true;
 }
 
+/* what the forward keeps for the backward: the heads (an integer, which the float param could
+ * round) and the weights */
+typedef struct {
+    int64_t heads;
+    float *weights;
+} AttentionSaved;
+
 static void attention_heads_backward(Tensor *out) {
     Tensor *q = out->inputs[0];
-    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], heads = (int64_t)out->param, d = c / heads;
+    const AttentionSaved *saved = out->saved;
+    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], heads = saved->heads, d = c / heads;
     float *g[3];
     bool accumulate = attention_grads(out->inputs, g);
     kernels()->attention_backward(b, t, heads, d, tensor_data(q), tensor_data(out->inputs[1]),
-                                  tensor_data(out->inputs[2]), out->saved, 1.0f / sqrtf((float)d),
+                                  tensor_data(out->inputs[2]), saved->weights, 1.0f / sqrtf((float)d),
                                   tensor_data(out->grad), g[0], g[1], g[2], accumulate);
 }
 
@@ -341,17 +350,24 @@ Tensor *tensor_attention_heads(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, in
                                 shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
     if (mask->requires_grad)
         return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), NULL;
-    Tensor *in[] = {tensor_contiguous(q), tensor_contiguous(k), tensor_contiguous(v)}, *m = tensor_contiguous(mask);
-    if (!in[0] || !in[1] || !in[2] || !m) return NULL;
-    if ((double)b * (double)heads * (double)t * (double)t > (double)(INT64_MAX / 8))
+    /* the weights, B*H*T*T floats, counted before anything is made */
+    double floats = (double)b * (double)heads * (double)t * (double)t;
+    if (floats > (double)(INT64_MAX / 8) || floats > (double)(SIZE_MAX / sizeof(float)) - 1)
         return tensor_set_error("%s: the weights (B, H, T, T) = (%lld,%lld,%lld,%lld) are too many to hold", op,
                                 (long long)b, (long long)heads, (long long)t, (long long)t), NULL;
+    Tensor *in[] = {tensor_contiguous(q), tensor_contiguous(k), tensor_contiguous(v)}, *m = tensor_contiguous(mask);
+    if (!in[0] || !in[1] || !in[2] || !m) return NULL;
     Tensor *out = tensor_empty(q->ctx, q->shape, 3);
-    float *weights = out ? ctx_alloc(q->ctx, (size_t)(b * heads * t * t + 1) * sizeof(float)) : NULL;
-    if (!weights) return NULL;
+    AttentionSaved *saved = out ? ctx_alloc(q->ctx, sizeof *saved) : NULL;
+    float *weights = saved ? ctx_alloc(q->ctx, (size_t)(b * heads * t * t + 1) * sizeof(float)) : NULL;
+    if (!weights)
+        return tensor_set_error("%s: out of memory for q %s and its weights (B, H, T, T) = (%lld,%lld,%lld,%lld)", op,
+                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)b, (long long)heads,
+                                (long long)t, (long long)t), NULL;
     kernels()->attention(b, t, heads, c / heads, tensor_data(in[0]), tensor_data(in[1]), tensor_data(in[2]),
                          tensor_data(m), 1.0f / sqrtf((float)(c / heads)), weights, tensor_data(out));
-    out->saved = weights, out->param = (float)heads;
+    *saved = (AttentionSaved){heads, weights};
+    out->saved = saved;
     return tensor_record(out, op, attention_heads_backward, 3, in);
 }
 
@@ -392,6 +408,10 @@ Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *
     if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
         return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld), got %s", op, (long long)t, (long long)t,
                                 shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
+    if (mask->requires_grad)
+        return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), NULL;
+    for (int i = 1; i < 7; i++)
+        if (!contexts_match(op, x, args[i], i == 6 ? "x and the mask" : "x and the weights")) return NULL;
     /* q, k, v (B, T, C); the heads' composition of lessons 4, 6, 1 and 3 as one op (above) */
     Tensor *y = tensor_attention_heads(tensor_matmul(x, wq), tensor_matmul(x, wk), tensor_matmul(x, wv), mask, heads);
     return tensor_linear(y, wo, bo);

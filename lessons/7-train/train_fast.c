@@ -98,16 +98,19 @@ VECTOR_BODY float lanes_total(vf8 v) {
     return (float)total;
 }
 
-/* Eight vectors' totals, one in each lane: lane r is the sum of v[r]'s eight lanes (the eight
- * turned, platform.h's rows8_to_columns, then seven adds), in float: a row of the summation
- * policy's chunk, as lanes_total's are, summed across in another order */
+/* Eight vectors' totals, one in each lane: lane r is lanes_total(v[r]), the same lanes added in
+ * the same order in double (the eight turned, platform.h's rows8_to_columns, then seven adds
+ * of whole vectors), so that a row's result does not depend on the rows beside it */
 VECTOR_BODY vf8 lanes_totals8(const vf8 v[8]) {
     float rows[64], cols[64];
     VECTOR_UNROLL for (int r = 0; r < 8; r++) vf8_store(rows + r * 8, v[r]);
     rows8_to_columns(rows, 8, 8, cols, 8);
-    vf8 t = vf8_load(cols);
-    VECTOR_UNROLL for (int e = 1; e < 8; e++) t += vf8_load(cols + e * 8);
-    return t;
+    vd4 low = vf8_low_double(vf8_load(cols)), high = vf8_high_double(vf8_load(cols));
+    VECTOR_UNROLL for (int e = 1; e < 8; e++) {
+        low += vf8_low_double(vf8_load(cols + e * 8));
+        high += vf8_high_double(vf8_load(cols + e * 8));
+    }
+    return vf8_from_doubles(low, high);
 }
 
 /* The reference's passes over a row, eight floats at a time; eight rows at a time while eight
@@ -299,13 +302,13 @@ VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const floa
             vf8_store(wc + j * 8, s);
             m = vf8_max(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
         }
-        vf8 sum = vf8_splat(0.0f); /* in float: a row is shorter than a chunk of the summation policy */
+        vd4 low = {0}, high = {0}; /* each row's sum of exps in double, as the reference's */
         for (int64_t j = 0; j < t; j++) {
-            vf8 e = vf8_exp_unclamped(vf8_load(wc + j * 8) - m); /* <= 0, or nan */
+            vf8 e = vf8_exp_unclamped(vf8_load(wc + j * 8) - m); /* of a score less the max: <= 0, or nan */
             vf8_store(wc + j * 8, e);
-            sum += e;
+            low += vf8_low_double(e), high += vf8_high_double(e);
         }
-        vf8 inv = 1.0f / sum;
+        vf8 inv = vf8_from_doubles(1.0 / low, 1.0 / high);
         for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
         columns_to_rows8(wc, 8, t, w + i * t, t);
         for (int64_t e = 0; e < d; e += 8) weighted_rows8(v + e, 1, c, wc, 8, t, yc + e * 8, 8);
@@ -326,8 +329,12 @@ VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, c
         rows8_to_columns(w + i * t, t, t, w_t + i, t);
         rows8_to_columns(gy + i * c, c, d, gc, 8);
         for (int64_t j = 0; j < t; j += 8) weighted_rows8(v + j * c, c, 1, gc, 8, d, ds_t + j * t + i, t); /* dw */
-        vf8 dot = vf8_splat(0.0f); /* each row's sum of w_ij dw_ij, in float as in the forward */
-        for (int64_t j = 0; j < t; j++) dot += vf8_load(ds_t + j * t + i) * vf8_load(w_t + j * t + i);
+        vd4 low = {0}, high = {0}; /* each row's sum of w_ij dw_ij, in double as the reference's */
+        for (int64_t j = 0; j < t; j++) {
+            vf8 dw = vf8_load(ds_t + j * t + i), wj = vf8_load(w_t + j * t + i);
+            low += vf8_low_double(dw) * vf8_low_double(wj), high += vf8_high_double(dw) * vf8_high_double(wj);
+        }
+        vf8 dot = vf8_from_doubles(low, high); /* dw - dot then in float, where the reference rounds after */
         for (int64_t j = 0; j < t; j++)
             vf8_store(ds_t + j * t + i, vf8_load(w_t + j * t + i) * (vf8_load(ds_t + j * t + i) - dot) * scale);
         if (gq) {
