@@ -138,6 +138,10 @@ VECTOR_BODY void row_backward_body(bool log_softmax, const float *y, const float
     }
 }
 
+VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
+                                    float *gx) {
+    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
+}
 
 /* Cross-entropy's backward of one contiguous row: its exps (into e, d floats) and their sum,
  * then gx += scale * (e / sum - onehot). */
@@ -193,11 +197,6 @@ VECTOR_BODY void rows_body(bool log_softmax, const float *x, int64_t rows, int64
     if (is_short_row(d))
         for (; r + 8 <= rows; r += 8) short_rows_body(log_softmax, x + r * d, d, out + r * d);
     for (; r < rows; r++) row_body(log_softmax, x + r * d, d, out + r * d);
-}
-
-VECTOR_BODY void rows_backward_body(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
-                                    float *gx) {
-    for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d) row_backward_body(log_softmax, y, g, d, gx);
 }
 
 /* Each body twice: for the portable build, and for this CPU's vector instructions. */

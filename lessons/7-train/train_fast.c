@@ -359,8 +359,7 @@ VECTOR_BODY void attention_body(int64_t b, int64_t t, int64_t heads, int64_t d, 
                                 const float *v, const float *mask, float scale, float *weights, float *y) {
     int64_t c = heads * d;
     float mask_t[ATTENTION_MAX * ATTENTION_MAX];
-    for (int64_t i = 0; i < t; i++)
-        for (int64_t j = 0; j < t; j++) mask_t[j * t + i] = mask[i * t + j];
+    for (int64_t i = 0; i < t; i += 8) rows8_to_columns(mask + i * t, t, t, mask_t + i, t);
     for (int64_t bi = 0; bi < b; bi++)
         for (int64_t h = 0; h < heads; h++) {
             int64_t at = bi * t * c + h * d;
