@@ -430,6 +430,61 @@ static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float 
     else transpose_portable(how, ni, nj, d, ld, s, ls);
 }
 
+/* ==== one row, many rows ================================================================== */
+
+/* Rows of n floats, sr apart, summed onto d's one row (a bias's gradient, lesson 2's sum over
+ * axis 0). Four vectors of columns at a time (then one, then single columns), their sums held
+ * in registers down all the rows, the rows added four a pass as rows_add adds them: the same
+ * sums. Through the odometer, rows_add loaded and stored d's row every four rows, with a call
+ * and four steps of the odometer each (docs/7-train.md). */
+VECTOR_BODY void columns_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int vectors) {
+    vf8 acc[4];
+    VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] = vf8_load(d + 8 * v);
+    int64_t r = 0;
+    for (; r + 4 <= rows; r += 4, s += 4 * sr)
+        VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] +=
+            (vf8_load(s + 8 * v) + vf8_load(s + sr + 8 * v)) + (vf8_load(s + 2 * sr + 8 * v) + vf8_load(s + 3 * sr + 8 * v));
+    for (; r < rows; r++, s += sr)
+        VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] += vf8_load(s + 8 * v);
+    VECTOR_UNROLL for (int v = 0; v < vectors; v++) vf8_store(d + 8 * v, acc[v]);
+}
+VECTOR_BODY void rows_summed_body(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int64_t n) {
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) columns_summed(d + j, s + j, rows, sr, 4);
+    for (; j + 8 <= n; j += 8) columns_summed(d + j, s + j, rows, sr, 1);
+    for (; j < n; j++) {
+        float acc = d[j];
+        const float *x = s + j;
+        int64_t r = 0;
+        for (; r + 4 <= rows; r += 4, x += 4 * sr) acc += (x[0] + x[sr]) + (x[2 * sr] + x[3 * sr]);
+        for (; r < rows; r++, x += sr) acc += x[0];
+        d[j] = acc;
+    }
+}
+static void rows_summed_portable(float *d, const float *s, int64_t rows, int64_t sr, int64_t n) {
+    rows_summed_body(d, s, rows, sr, n);
+}
+VECTOR_NATIVE static void rows_summed_native(float *d, const float *s, int64_t rows, int64_t sr, int64_t n) {
+    rows_summed_body(d, s, rows, sr, n);
+}
+
+/* s's one row of n floats copied into rows rows of d, dr apart (a linear layer's bias put in
+ * every row of its output): a vector loop, where a memcpy of each row through the odometer spent
+ * longer in the call and the odometer than in the copy, for rows of 64 floats. */
+VECTOR_BODY void row_repeated_body(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
+    for (int64_t r = 0; r < rows; r++, d += dr) {
+        int64_t j = 0;
+        for (; j + 8 <= n; j += 8) vf8_store(d + j, vf8_load(s + j));
+        for (; j < n; j++) d[j] = s[j];
+    }
+}
+static void row_repeated_portable(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
+    row_repeated_body(d, dr, rows, s, n);
+}
+VECTOR_NATIVE static void row_repeated_native(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
+    row_repeated_body(d, dr, rows, s, n);
+}
+
 /* ==== strided copies and sums ============================================================== */
 
 /* True when dst and src may share memory (or their spans cannot be computed): the fast loops
@@ -536,6 +591,16 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         nditer_init(&it, m - 1, sh, 2, (const int64_t *[]){ds, ss});
         while (nditer_next(&it)) kernels_copy_stream(dst + it.offset[0], src + it.offset[1], len);
         kernels_stream_end();
+        return true;
+    }
+    if (how == ADD && m == 2 && ds[0] == 0 && d1 == 1 && s1 == 1) { /* rows summed onto one row */
+        if (mode == KERNELS_NATIVE) rows_summed_native(dst, src, sh[0], ss[0], len);
+        else rows_summed_portable(dst, src, sh[0], ss[0], len);
+        return true;
+    }
+    if (how == COPY && m == 2 && ss[0] == 0 && d1 == 1 && s1 == 1 && ds[0] >= len) { /* one row into many */
+        if (mode == KERNELS_NATIVE) row_repeated_native(dst, ds[0], sh[0], src, len);
+        else row_repeated_portable(dst, ds[0], sh[0], src, len);
         return true;
     }
     if (how != STREAM && m >= 2 && len < SHORT_ROW && d1 == 1 && s1 == 1 && magnitude(ds[m - 2]) >= len) {
