@@ -86,27 +86,23 @@ typedef int32_t vi4 __attribute__((vector_size(16)));
 #define VF4_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi4){__VA_ARGS__})
 #endif
 
-VECTOR_BODY vf8 vf8_load(const float *p) { vf8 v; memcpy(&v, p, sizeof v); return v; }
-VECTOR_BODY void vf8_store(float *p, vf8 v) { memcpy(p, &v, sizeof v); }
+/* vf8_load, vf8_store, vf8_splat, vf8_max, vf8_min, vf8_exp, vf8_tanh and the rest, and
+ * their vf16_ twins: one text, vector_lanes.h, for each number of lanes */
+typedef float vf16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef double vd8 __attribute__((vector_size(64)));
+#define LANES 8
+#include "vector_lanes.h"
+#undef LANES
+#define LANES 16
+#include "vector_lanes.h"
+#undef LANES
+
 VECTOR_BODY vf4 vf4_load(const float *p) { vf4 v; memcpy(&v, p, sizeof v); return v; }
 VECTOR_BODY void vf4_store(float *p, vf4 v) { memcpy(p, &v, sizeof v); }
-VECTOR_BODY vf8 vf8_splat(float x) { return (vf8){x, x, x, x, x, x, x, x}; }
 /* mask ? a : b, lane by lane; mask is a comparison's result (all ones or all zeros a lane) */
 VECTOR_BODY vf8 vf8_select(vi8 mask, vf8 a, vf8 b) { return (vf8)((mask & (vi8)a) | (~mask & (vi8)b)); }
-/* The larger (smaller) of each pair, b's lane when either is nan: `if (a > m)` skips a nan a.
- * Written lane by lane, the form clang turns into one max (min) instruction; gcc 12 often
- * writes a compare and a blend instead (a constant operand in a VECTOR_BODY, even in a file
- * compiled with -mavx2), which some cores take three micro-operations for. */
-VECTOR_BODY vf8 vf8_max(vf8 a, vf8 b) {
-    vf8 r;
-    for (int k = 0; k < 8; k++) r[k] = a[k] > b[k] ? a[k] : b[k];
-    return r;
-}
-VECTOR_BODY vf8 vf8_min(vf8 a, vf8 b) {
-    vf8 r;
-    for (int k = 0; k < 8; k++) r[k] = a[k] < b[k] ? a[k] : b[k];
-    return r;
-}
 VECTOR_BODY float vf8_max_lanes(vf8 v) {
     float m = v[0];
     for (int k = 1; k < 8; k++) m = v[k] > m ? v[k] : m;
@@ -159,61 +155,37 @@ VECTOR_BODY void columns_to_rows8(const float *cols, int64_t cld, int64_t n, flo
     }
 }
 
-/* 2^k for integers k in -126..127: the biased exponent k + 127, shifted into place (unsigned, so
- * that a lane of garbage, which the caller masks, wraps instead of overflowing). */
-VECTOR_BODY vf8 vf8_pow2(vi8 k) { return (vf8)(((vu8)k + 127u) << 23); }
-
-/* The heart of e^x: x = n ln2 + r with n an integer and |r| <= ln2 / 2 (for |x| below about
- * 88), so that e^x = 2^n e^r. Returns e^r, a degree-7 polynomial in r, and n, as an integer.
- * n = round(x / ln2): adding 1.5 * 2^23 rounds x / ln2 to an integer, which the sum's low bits
- * then hold (its bits less those of 1.5 * 2^23, unsigned, so that a lane out of range gives
- * garbage, never undefined behaviour, as converting it to an integer would). r = x - n ln2,
- * ln2 split into a part with few bits (n * 0.693359375 is exact) and the rest, so that r keeps
- * its low bits (Cody and Waite); the polynomial is Cephes' (as in its expf), by Horner's rule. */
-VECTOR_BODY vf8 vf8_exp_reduced(vf8 x, vi8 *n) {
-    vf8 shifted = x * 1.44269504088896341f + 12582912.0f, nf = shifted - 12582912.0f;
-    *n = (vi8)((vu8)shifted - 0x4B400000u); /* 0x4B400000: the bits of 1.5 * 2^23 */
-    vf8 r = x - nf * 0.693359375f;
-    r = r - nf * -2.12194440e-4f;
-    vf8 p = vf8_splat(1.9875691500e-4f); /* e^r = 1 + r + r^2 p(r) */
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    return p * (r * r) + r + 1.0f;
+/* the same for sixteen rows: the first eight, then the next */
+VECTOR_BODY void rows16_to_columns(const float *m, int64_t ld, int64_t n, float *cols, int64_t cld) {
+    rows8_to_columns(m, ld, n, cols, cld);
+    rows8_to_columns(m + 8 * ld, ld, n, cols + 8, cld);
+}
+VECTOR_BODY void columns_to_rows16(const float *cols, int64_t cld, int64_t n, float *m, int64_t ld) {
+    columns_to_rows8(cols, cld, n, m, ld);
+    columns_to_rows8(cols + 8, cld, n, m + 8 * ld, ld);
 }
 
-/* e^x for eight floats no greater than 89, or nan, as softmax's x - max is: 2^n e^r from
- * vf8_exp_reduced, with 2^n built directly in the float's exponent bits. Within 2 units in the
- * last place of the exact e^x, with gradual underflow: exactly 0 below -103.97, nan for nan.
- * Below -104, where e^x rounds to 0, a lane's result is replaced by 0 (an and with a mask:
- * gcc 12 made a clamp or a select of x into compares and blends, docs/3-softmax.md), and its n
- * by 0 first: a multiply whose result rounds to a tiny number or 0 takes the CPU's slow path
- * (a microcode assist), which x from -112 to -104 would otherwise take (docs/3-softmax.md). */
-VECTOR_BODY vf8 vf8_exp_unclamped(vf8 x) {
-    vi8 zero = x < vf8_splat(-104.0f); /* false for nan */
-    vi8 n;
-    vf8 p = vf8_exp_reduced(x, &n);
-    n &= ~((vi8)(x + 104.0f) >> 31); /* 0 where x < -104 (or x is a nan with its sign bit set) */
-    /* times 2^n, n in -150..128, as 2^n1 * 2^n2 with both halves in range: the first product is
-     * exact, the second rounds once, into the subnormals (gradual underflow) or to inf */
-    vi8 n1 = n >> 1;
-    return (vf8)(~zero & (vi8)(p * vf8_pow2(n1) * vf8_pow2(n - n1)));
+/* ==== sixteen lanes ====================================================================== */
+/* vf16, sixteen floats: one AVX-512 register. A kernel body written once for a number of lanes
+ * (lessons/7-train/train_lanes.h) is compiled with vf8 for the portable build and AVX2, and
+ * with vf16 in a function for AVX-512 (VECTOR_WIDE, on x86-64). */
+#ifdef PLATFORM_X86
+#define VECTOR_WIDE __attribute__((target("avx512f,fma")))
+#endif
+
+/* the eight low and eight high lanes, those widened to double, and back */
+VECTOR_BODY vf8 vf16_low(vf16 v) { vf8 h; memcpy(&h, &v, sizeof h); return h; }
+VECTOR_BODY vf8 vf16_high(vf16 v) { vf8 h; memcpy(&h, (const char *)&v + sizeof h, sizeof h); return h; }
+VECTOR_BODY vf16 vf16_join(vf8 low, vf8 high) {
+    vf16 v;
+    memcpy(&v, &low, sizeof low);
+    memcpy((char *)&v + sizeof low, &high, sizeof high);
+    return v;
 }
-
-/* e^x for any eight floats: inf above 88.72 (x is clamped to 89 first; min passes a nan on),
- * otherwise as vf8_exp_unclamped. */
-VECTOR_BODY vf8 vf8_exp(vf8 x) { return vf8_exp_unclamped(vf8_min(vf8_splat(89.0f), x)); }
-
-/* tanh(x) = 1 - 2 / (e^2x + 1): 1 at e^2x = inf, -1 at 0. For |x| >= 10 that is +-1 in float,
- * the same as for |x| = 10, so 2x is clamped to [-20, 20] first (a nan stays a nan); e^2x then
- * needs one power of two and none of vf8_exp's care at the ends of its range: the same values
- * as from vf8_exp, bit for bit, in less time (docs/7-train.md). */
-VECTOR_BODY vf8 vf8_tanh(vf8 x) {
-    vi8 n;
-    vf8 p = vf8_exp_reduced(vf8_min(vf8_splat(20.0f), vf8_max(vf8_splat(-20.0f), x + x)), &n);
-    return 1.0f - 2.0f / (p * vf8_pow2(n) + 1.0f);
+VECTOR_BODY vd8 vf16_low_double(vf16 v) { return __builtin_convertvector(vf16_low(v), vd8); }
+VECTOR_BODY vd8 vf16_high_double(vf16 v) { return __builtin_convertvector(vf16_high(v), vd8); }
+VECTOR_BODY vf16 vf16_from_doubles(vd8 low, vd8 high) {
+    return vf16_join(__builtin_convertvector(low, vf8), __builtin_convertvector(high, vf8));
 }
 
 /* Stores that send whole cache lines to memory without reading them into the cache first

@@ -130,9 +130,8 @@ VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t 
 }
 
 #ifdef TARGET_AVX512
-/* 16 floats, one AVX-512 register. Only the two kernels below, compiled for AVX-512 alone, use
- * it, and they pass none to a function. */
-typedef float vf16 __attribute__((vector_size(64)));
+/* vf16 (common/platform.h): 16 floats, one AVX-512 register. The two kernels below, compiled
+ * for AVX-512 alone, pass none to a function. */
 #define VF16_LOAD(v, p) memcpy(&(v), (p), sizeof(vf16))
 /* *p = v, or *p += v when add */
 #define VF16_PUT(p, v, add)                  \

@@ -1,9 +1,11 @@
 /*
- * train_fast.c - lesson 7's GELU, layer norm and AdamW, fast: the same formulas as train.c's
- * reference kernels, over contiguous floats eight at a time instead of the odometer, with
- * common/platform.h's vf8 (compiled for the portable build, and for AVX2 and FMA under
- * COURSE_KERNELS=native): tanh(u) from the vector exp, where libm's tanhf takes one element at
- * a time. GELU was 42% of a training step before this file (docs/7-train.md, "How fast").
+ * train_fast.c - lesson 7's GELU, layer norm, AdamW and attention over the heads, fast: the
+ * same formulas as train.c's reference kernels, over contiguous floats eight at a time instead
+ * of the odometer, with common/platform.h's vf8 (compiled for the portable build, and for AVX2
+ * and FMA under COURSE_KERNELS=native): tanh(u) from the vector exp, where libm's tanhf takes
+ * one element at a time. GELU was 42% of a training step before this file (docs/7-train.md,
+ * "How fast"). GELU's forward and the attention, written once in train_lanes.h, also run
+ * sixteen at a time in vf16 where AVX-512 may (kernels_avx512()).
  */
 #include <math.h>
 
@@ -20,27 +22,29 @@ static bool is_row_major(int rank, const int64_t *shape, const int64_t *strides)
     return true;
 }
 
-/* Eight at a time, tanh from common/platform.h's vector exp; the last n % 8 go through the same
- * vector code from a padded copy, so a value's result does not depend on where it sits. */
-VECTOR_BODY void gelu8(const float *x, float *out, float *tanh_u) {
-    vf8 v = vf8_load(x);
-    vf8 t = vf8_tanh(GELU_S * ((GELU_A * v * v) * v + v));
-    vf8_store(tanh_u, t);
-    vf8_store(out, 0.5f * v * (1.0f + t));
+enum { ATTENTION_MAX = 64 };
+
+/* out's row of n floats = (or += when add) r */
+VECTOR_BODY void put_row(float *out, const float *r, int64_t n, bool add) {
+    for (int64_t e = 0; e < n; e += 8) vf8_store(out + e, (add ? vf8_load(out + e) : vf8_splat(0.0f)) + vf8_load(r + e));
 }
 
-VECTOR_BODY void gelu_body(const float *x, int64_t n, float *out, float *tanh_u) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) gelu8(x + i, out + i, tanh_u + i);
-    if (i < n) {
-        float xs[8] = {0}, o[8], t[8];
-        for (int64_t k = 0; k < n - i; k++) xs[k] = x[i + k];
-        gelu8(xs, o, t);
-        for (int64_t k = 0; k < n - i; k++) out[i + k] = o[k], tanh_u[i + k] = t[k];
-    }
-}
-static void gelu_portable(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body(x, n, out, tanh_u); }
-VECTOR_NATIVE static void gelu_native(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body(x, n, out, tanh_u); }
+/* GELU's forward and the attention, eight lanes (gelu_body8, attention_body8) and, on x86-64,
+ * sixteen for AVX-512 (gelu_body16, attention_body16): one text, train_lanes.h */
+#define LANES 8
+#include "train_lanes.h"
+#undef LANES
+#ifdef VECTOR_WIDE
+#define LANES 16
+#include "train_lanes.h"
+#undef LANES
+#endif
+
+static void gelu_portable(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body8(x, n, out, tanh_u); }
+VECTOR_NATIVE static void gelu_native(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body8(x, n, out, tanh_u); }
+#ifdef VECTOR_WIDE
+VECTOR_WIDE static void gelu_wide(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body16(x, n, out, tanh_u); }
+#endif
 
 void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out, float *tanh_u) {
     if (!is_row_major(rank, shape, x_strides)) {
@@ -48,6 +52,12 @@ void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_
         return;
     }
     int64_t n = shape_numel(shape, rank);
+#ifdef VECTOR_WIDE
+    if (kernels_avx512()) {
+        gelu_wide(x, n, out, tanh_u);
+        return;
+    }
+#endif
     if (kernels_mode() == KERNELS_NATIVE) gelu_native(x, n, out, tanh_u);
     else gelu_portable(x, n, out, tanh_u);
 }
@@ -258,152 +268,53 @@ void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, int64_t
 
 /* ==== attention over the heads ============================================================= */
 
-/* One head of one batch at a time, eight of its query rows at once, one in each lane (platform.h's
- * rows8_to_columns): their scores against a key are one vector, their softmaxes over the keys
- * need no sum across lanes (as softmax_fast.c's short rows), and each sum over the keys or the
- * columns of a head is a few multiply-adds of whole vectors. The sizes it takes: T and D
- * multiples of 8, at most ATTENTION_MAX; others go to the reference. */
-enum { ATTENTION_MAX = 64 };
-
-static bool attention_takes(int64_t t, int64_t d) {
-    return t > 0 && d > 0 && t % 8 == 0 && d % 8 == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
-}
-
-/* out[o * os + lane] = sum over p < n of a[o * ao + p * as] * b[p * bs + lane], for the eight
- * o: eight sums side by side, so that each vector of b is loaded once for all of them and no
- * multiply-add waits for another (with one sum at a time, each waits for the one before) */
-VECTOR_BODY void weighted_rows8(const float *a, int64_t ao, int64_t as, const float *b, int64_t bs, int64_t n,
-                                float *out, int64_t os) {
-    vf8 s[8];
-    VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] = vf8_splat(0.0f);
-    for (int64_t p = 0; p < n; p++, a += as, b += bs) {
-        vf8 bp = vf8_load(b);
-        VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
-    }
-    VECTOR_UNROLL for (int o = 0; o < 8; o++) vf8_store(out + o * os, s[o]);
-}
-
-/* out's row of n floats = (or += when add) r */
-VECTOR_BODY void put_row(float *out, const float *r, int64_t n, bool add) {
-    for (int64_t e = 0; e < n; e += 8) vf8_store(out + e, (add ? vf8_load(out + e) : vf8_splat(0.0f)) + vf8_load(r + e));
-}
-
-/* one head: q, k, v, y at its column h*D of row 0, rows c apart; w its (T, T) weights; mask_t
- * the mask turned, mask_t[j * t + i] = mask[i * t + j] */
-VECTOR_BODY void attention_head_body(int64_t t, int64_t d, int64_t c, const float *q, const float *k, const float *v,
-                                     const float *mask_t, float scale, float *w, float *y) {
-    float qc[ATTENTION_MAX * 8], wc[ATTENTION_MAX * 8], yc[ATTENTION_MAX * 8];
-    for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
-        rows8_to_columns(q + i * c, c, d, qc, 8);
-        vf8 m = vf8_splat(-INFINITY);
-        for (int64_t j = 0; j < t; j += 8) weighted_rows8(k + j * c, c, 1, qc, 8, d, wc + j * 8, 8);
-        for (int64_t j = 0; j < t; j++) {
-            vf8 s = vf8_load(wc + j * 8) * scale + vf8_load(mask_t + j * t + i);
-            vf8_store(wc + j * 8, s);
-            m = vf8_max(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
-        }
-        vd4 low = {0}, high = {0}; /* each row's sum of exps in double, as the reference's */
-        for (int64_t j = 0; j < t; j++) {
-            vf8 e = vf8_exp_unclamped(vf8_load(wc + j * 8) - m); /* of a score less the max: <= 0, or nan */
-            vf8_store(wc + j * 8, e);
-            low += vf8_low_double(e), high += vf8_high_double(e);
-        }
-        vf8 inv = vf8_from_doubles(1.0 / low, 1.0 / high);
-        for (int64_t j = 0; j < t; j++) vf8_store(wc + j * 8, vf8_load(wc + j * 8) * inv);
-        columns_to_rows8(wc, 8, t, w + i * t, t);
-        for (int64_t e = 0; e < d; e += 8) weighted_rows8(v + e, 1, c, wc, 8, t, yc + e * 8, 8);
-        columns_to_rows8(yc, 8, d, y + i * c, c);
-    }
-}
-
-/* The reference's backward for one head, eight query rows at once as in the forward: their
- * dw_ij = g_i . v_j and ds_ij in lanes, kept for the whole head turned (ds_t[j * t + i], and w
- * the same way), gq's rows from those; then each row of gk and of gv, a sum over all the query
- * rows at once. */
-VECTOR_BODY void attention_head_backward_body(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
-                                              const float *v, const float *w, float scale, const float *gy, float *gq,
-                                              float *gk, float *gv, bool accumulate) {
-    float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * 8],
-        gqc[ATTENTION_MAX * 8], rows[8 * ATTENTION_MAX];
-    for (int64_t i = 0; i < t; i += 8) { /* rows i .. i+7, lane r row i + r */
-        rows8_to_columns(w + i * t, t, t, w_t + i, t);
-        rows8_to_columns(gy + i * c, c, d, gc, 8);
-        for (int64_t j = 0; j < t; j += 8) weighted_rows8(v + j * c, c, 1, gc, 8, d, ds_t + j * t + i, t); /* dw */
-        vd4 low = {0}, high = {0}; /* each row's sum of w_ij dw_ij, in double as the reference's */
-        for (int64_t j = 0; j < t; j++) {
-            vf8 dw = vf8_load(ds_t + j * t + i), wj = vf8_load(w_t + j * t + i);
-            low += vf8_low_double(dw) * vf8_low_double(wj), high += vf8_high_double(dw) * vf8_high_double(wj);
-        }
-        vf8 dot = vf8_from_doubles(low, high); /* dw - dot then in float, where the reference rounds after */
-        for (int64_t j = 0; j < t; j++)
-            vf8_store(ds_t + j * t + i, vf8_load(w_t + j * t + i) * (vf8_load(ds_t + j * t + i) - dot) * scale);
-        if (gq) {
-            for (int64_t e = 0; e < d; e += 8) weighted_rows8(k + e, 1, c, ds_t + i, t, t, gqc + e * 8, 8);
-            columns_to_rows8(gqc, 8, d, rows, d);
-            for (int r = 0; r < 8; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
-        }
-    }
-    for (int64_t j = 0; j < t; j += 8) { /* rows j .. j+7 of gk and of gv */
-        if (gk) {
-            for (int64_t e = 0; e < d; e += 8) weighted_rows8(ds_t + j * t, t, 1, q + e, c, t, rows + e, d);
-            for (int r = 0; r < 8; r++) put_row(gk + (j + r) * c, rows + r * d, d, accumulate);
-        }
-        if (gv) {
-            for (int64_t e = 0; e < d; e += 8) weighted_rows8(w_t + j * t, t, 1, gy + e, c, t, rows + e, d);
-            for (int r = 0; r < 8; r++) put_row(gv + (j + r) * c, rows + r * d, d, accumulate);
-        }
-    }
-}
-
-VECTOR_BODY void attention_body(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                                const float *v, const float *mask, float scale, float *weights, float *y) {
-    int64_t c = heads * d;
-    float mask_t[ATTENTION_MAX * ATTENTION_MAX];
-    for (int64_t i = 0; i < t; i += 8) rows8_to_columns(mask + i * t, t, t, mask_t + i, t);
-    for (int64_t bi = 0; bi < b; bi++)
-        for (int64_t h = 0; h < heads; h++) {
-            int64_t at = bi * t * c + h * d;
-            attention_head_body(t, d, c, q + at, k + at, v + at, mask_t, scale, weights + (bi * heads + h) * t * t,
-                                y + at);
-        }
-}
-
-VECTOR_BODY void attention_backward_body(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
-                                         const float *k, const float *v, const float *weights, float scale,
-                                         const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
-    int64_t c = heads * d;
-    for (int64_t bi = 0; bi < b; bi++)
-        for (int64_t h = 0; h < heads; h++) {
-            int64_t at = bi * t * c + h * d;
-            attention_head_backward_body(t, d, c, q + at, k + at, v + at, weights + (bi * heads + h) * t * t, scale,
-                                         gy + at, gq ? gq + at : NULL, gk ? gk + at : NULL, gv ? gv + at : NULL,
-                                         accumulate);
-        }
+/* The sizes each takes: T and D multiples of the lanes and of 8, at most ATTENTION_MAX; others
+ * go to the eight-lane kernels, or to the reference. */
+static bool attention_takes(int64_t t, int64_t d, int64_t lanes) {
+    return t > 0 && d > 0 && t % lanes == 0 && d % lanes == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
 }
 
 static void attention_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
                                const float *v, const float *mask, float scale, float *weights, float *y) {
-    attention_body(b, t, heads, d, q, k, v, mask, scale, weights, y);
+    attention_body8(b, t, heads, d, q, k, v, mask, scale, weights, y);
 }
 VECTOR_NATIVE static void attention_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
                                            const float *k, const float *v, const float *mask, float scale,
                                            float *weights, float *y) {
-    attention_body(b, t, heads, d, q, k, v, mask, scale, weights, y);
+    attention_body8(b, t, heads, d, q, k, v, mask, scale, weights, y);
 }
 static void attention_backward_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
                                         const float *v, const float *weights, float scale, const float *gy, float *gq,
                                         float *gk, float *gv, bool accumulate) {
-    attention_backward_body(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+    attention_backward_body8(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
 }
 VECTOR_NATIVE static void attention_backward_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
                                                     const float *k, const float *v, const float *weights, float scale,
                                                     const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
-    attention_backward_body(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+    attention_backward_body8(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
 }
+#ifdef VECTOR_WIDE
+VECTOR_WIDE static void attention_wide(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                       const float *v, const float *mask, float scale, float *weights, float *y) {
+    attention_body16(b, t, heads, d, q, k, v, mask, scale, weights, y);
+}
+VECTOR_WIDE static void attention_backward_wide(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
+                                                const float *k, const float *v, const float *weights, float scale,
+                                                const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
+    attention_backward_body16(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+}
+#endif
 
+/* Sixteen lanes where AVX-512 may run (kernels_avx512) and the sizes allow, else eight */
 void attention_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k, const float *v,
                     const float *mask, float scale, float *weights, float *y) {
-    if (!attention_takes(t, d)) attention_reference(b, t, heads, d, q, k, v, mask, scale, weights, y);
+#ifdef VECTOR_WIDE
+    if (kernels_avx512() && attention_takes(t, d, 16)) {
+        attention_wide(b, t, heads, d, q, k, v, mask, scale, weights, y);
+        return;
+    }
+#endif
+    if (!attention_takes(t, d, 8)) attention_reference(b, t, heads, d, q, k, v, mask, scale, weights, y);
     else if (kernels_mode() == KERNELS_NATIVE) attention_native(b, t, heads, d, q, k, v, mask, scale, weights, y);
     else attention_portable(b, t, heads, d, q, k, v, mask, scale, weights, y);
 }
@@ -411,7 +322,13 @@ void attention_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float 
 void attention_backward_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
                              const float *v, const float *weights, float scale, const float *gy, float *gq, float *gk,
                              float *gv, bool accumulate) {
-    if (!attention_takes(t, d))
+#ifdef VECTOR_WIDE
+    if (kernels_avx512() && attention_takes(t, d, 16)) {
+        attention_backward_wide(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+        return;
+    }
+#endif
+    if (!attention_takes(t, d, 8))
         attention_backward_reference(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
     else if (kernels_mode() == KERNELS_NATIVE)
         attention_backward_native(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
