@@ -29,6 +29,7 @@ static void fill(KernelMode want) {
         .cross_entropy_backward = cross_entropy_backward_reference,
         .gather_rows = gather_rows_reference,
         .matmul = matmul_reference,
+        .linear = linear_reference,
         .gelu = gelu_reference,
         .gelu_backward = gelu_backward_reference,
         .layer_norm = layer_norm_reference,
@@ -52,6 +53,7 @@ static void fill(KernelMode want) {
     table.cross_entropy_backward = cross_entropy_backward_fast;
     table.gather_rows = gather_rows_fast;
     table.matmul = matmul_fast;
+    table.linear = linear_fast;
     table.gelu = gelu_fast;
     table.gelu_backward = gelu_backward_fast;
     table.layer_norm = layer_norm_fast;

@@ -25,7 +25,7 @@
  *               (SSE2 on x86-64, NEON on aarch64): the same code on every CPU
  *   native      (or unset) the same fast kernels, their vector code compiled for this CPU's
  *               instructions: AVX2 and FMA on x86-64 where it has them (and AVX-512 in lesson
- *               6's matmul); on other CPUs, the same as portable
+ *               6's matmul and lesson 7's GELU and attention); on other CPUs, as portable
  *   avx2        native, but never AVX-512 (what a CPU without it would run)
  * Any other value is reported once on stderr and runs the reference.
  */
@@ -70,6 +70,11 @@ typedef void GatherRowsKernel(const Tensor *table, const int64_t *indices, int64
  * and column strides; out overlaps neither input */
 typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                           float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate);
+/* lesson 7: the linear layer: out (rows, n) = x (rows, k) @ w + b, b's n floats (b_stride apart)
+ * in every row of out; without b (NULL), the product stored over out. x and out contiguous, w
+ * (k, n) through its strides */
+typedef void LinearKernel(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs,
+                          const float *b, int64_t b_stride, float *out, int64_t n);
 /* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
 typedef void GeluKernel(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
                         float *tanh_u);
@@ -113,6 +118,7 @@ typedef struct {
     CrossEntropyBackwardKernel *cross_entropy_backward;
     GatherRowsKernel *gather_rows;
     MatmulKernel *matmul;
+    LinearKernel *linear;
     GeluKernel *gelu;
     GeluBackwardKernel *gelu_backward;
     LayerNormKernel *layer_norm;
@@ -135,7 +141,8 @@ CrossEntropyKernel cross_entropy_reference;
 CrossEntropyBackwardKernel cross_entropy_backward_reference;
 GatherRowsKernel gather_rows_reference;                             /* lessons/5-gather/gather.c */
 MatmulKernel matmul_reference;                                      /* lessons/6-bmm/bmm.c */
-GeluKernel gelu_reference;                                          /* lessons/7-train/train.c */
+LinearKernel linear_reference;                                      /* lessons/7-train/train.c */
+GeluKernel gelu_reference;
 GeluBackwardKernel gelu_backward_reference;
 LayerNormKernel layer_norm_reference;
 LayerNormBackwardKernel layer_norm_backward_reference;
@@ -150,7 +157,8 @@ typedef enum { KERNELS_REFERENCE, KERNELS_PORTABLE, KERNELS_NATIVE } KernelMode;
 /* The setting the table was filled for (native only on a CPU that has vector instructions the
  * portable kernels do not use: on x86-64, AVX2 and FMA). */
 KernelMode kernels_mode(void);
-/* True when lesson 6's matmul may use AVX-512 (native, on a CPU that has it). */
+/* True when the fast kernels may use AVX-512 (native, on a CPU that has it): lesson 6's matmul,
+ * lesson 7's GELU forward and attention. */
 bool kernels_avx512(void);
 /* What runs, as a word for messages and benchmarks: "reference", "portable", "avx2" or
  * "avx512". */

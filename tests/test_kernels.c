@@ -473,6 +473,44 @@ START_TEST(test_matmul_kernel) {
 }
 END_TEST
 
+/* ==== lesson 7: the linear layer ============================================================== */
+
+START_TEST(test_linear_kernel) {
+    Rng rng = rng_seeded(test_seed());
+    /* (rows, k, n): around the tiles (8 x 16 and 8 x 32), the right and bottom edges, past one
+     * slice of the sum (KC = 256: b is put in before the first slice only), and small products
+     * (GEMM_SMALL) that go to the reference */
+    const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17}, {33, 64, 27}, {2, 2, 2}, {1, 40, 1}};
+    const int w_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
+    FOR_EACH_FAST_SETTING(name) {
+        const Kernels *k = kernels();
+        int turn = 0;
+        for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++)
+            for (int l = 0; l < 4; l++, turn++) {
+                int64_t rows = sizes[s][0], kk = sizes[s][1], n = sizes[s][2];
+                Mat x = mat_new(&rng, rows, kk, ROW_MAJOR, -1, 1), w = mat_new(&rng, kk, n, w_layouts[l], -1, 1);
+                /* b: none, contiguous, every other float of a longer row, or one float repeated */
+                int b_kind = turn % 4;
+                int64_t b_stride = b_kind == 2 ? 2 : b_kind == 3 ? 0 : 1;
+                Mat b = mat_new(&rng, 1, 2 * n, ROW_MAJOR, -1, 1);
+                const float *bias = b_kind == 0 ? NULL : at(&b);
+                Mat out = mat_new(&rng, rows, n, ROW_MAJOR, -1, 1);
+                for (int64_t i = 0; i < rows * n; i++) at(&out)[i] = NAN; /* stored over: nan must not reach it */
+                Mat want = mat_copy(&out);
+                k->linear(at(&x), rows, kk, at(&w), w.rs, w.cs, bias, b_stride, at(&out), n);
+                linear_reference(at(&x), rows, kk, at(&w), w.rs, w.cs, bias, b_stride, at(&want), n);
+                char what[200];
+                snprintf(what, sizeof what, "%s kernels, linear (%lld,%lld) @ (%lld,%lld) + b, w %s, b %s", name,
+                         (long long)rows, (long long)kk, (long long)kk, (long long)n, layout_name[w_layouts[l]],
+                         b_kind == 0 ? "none" : b_kind == 1 ? "contiguous" : b_kind == 2 ? "every other float"
+                                                                                         : "one float repeated");
+                expect_same_mat(what, &out, &want, 4e-5);
+                free(x.buf), free(w.buf), free(b.buf), free(out.buf), free(want.buf);
+            }
+    }
+}
+END_TEST
+
 /* ==== lesson 7: GELU and AdamW =============================================================== */
 
 START_TEST(test_train_kernels) {
@@ -644,6 +682,7 @@ int main(int argc, char **argv) {
     add_test(core, test_softmax_kernels);
     add_test(core, test_gather_kernel);
     add_test(core, test_matmul_kernel);
+    add_test(core, test_linear_kernel);
     add_test(core, test_train_kernels);
     add_test(core, test_layer_norm_kernels);
     add_test(core, test_attention_kernels);

@@ -58,15 +58,17 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 /* ==== the micro-kernels =================================================================== */
 
-/* c[i, j] += sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for the whole tile, the
- * kernel's rows x NR (c[i, j] = that sum, without reading c, when add is false): a is a sliver
- * of that many rows read through its strides (where it lies in a, or a packed copy, below), pb
- * a packed sliver of b; c's rows are ldc apart and its columns contiguous. */
+/* c[i, j] = from[i*from_rs + j] + the sum over p < kc of a[i*a_rs + p*a_cs] * pb[p*NR + j] for
+ * the whole tile, the kernel's rows x NR: from is c itself (from_rs = ldc) to add into c, one
+ * row (from_rs = 0) to start every row from it (a bias), or NULL to store the sum without
+ * reading c. a is a sliver of that many rows read through its strides (where it lies in a, or a
+ * packed copy, below), pb a packed sliver of b; c's rows are ldc apart and its columns, and
+ * from's, contiguous. */
 typedef void Kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c, int64_t ldc,
-                    bool add);
+                    const float *from, int64_t from_rs);
 /* The same for a rows x 2NR tile: columns 0 .. NR-1 from the sliver pb, NR .. 2NR-1 from pb2. */
 typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
-                     float *c, int64_t ldc, bool add);
+                     float *c, int64_t ldc, const float *from, int64_t from_rs);
 
 /* Plain C, an 8 x 16 tile: the kernel of COURSE_KERNELS=portable on x86-64. The tile is summed
  * in a local array, then added into c (or stored) once. Without -march the compiler has SSE's
@@ -78,13 +80,13 @@ typedef void Kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, con
 __attribute__((aligned(64)))
 #endif
 static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                           int64_t ldc, bool add) {
+                           int64_t ldc, const float *from, int64_t from_rs) {
     float t[MR][NR] = {{0}};
     for (int64_t p = 0; p < kc; p++, a += a_cs, pb += NR)
         for (int i = 0; i < MR; i++)
             for (int j = 0; j < NR; j++) t[i][j] += a[i * a_rs] * pb[j];
     for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++) c[i * ldc + j] = (add ? c[i * ldc + j] : 0.0f) + t[i][j];
+        for (int j = 0; j < NR; j++) c[i * ldc + j] = (from ? from[i * from_rs + j] : 0.0f) + t[i][j];
 }
 
 /* A 6 x 16 tile in vf8 (common/platform.h): row i is two vectors of 8, ci0 (columns 0-7) and
@@ -95,7 +97,7 @@ static void kernel_generic(int64_t kc, const float *a, int64_t a_rs, int64_t a_c
  * kernel above runs instead). The rows are spelled out (ROW) rather than looped over so that
  * the accumulators surely stay in registers at -O2. */
 VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                                 int64_t ldc, bool add) {
+                                 int64_t ldc, const float *from, int64_t from_rs) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     vf8 c00 = {0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     vf8 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -107,10 +109,10 @@ VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
 #undef ROW
     }
-    if (add) {
-#define STORE(i)                         \
-    c##i##0 += vf8_load(c + i * ldc);    \
-    c##i##1 += vf8_load(c + i * ldc + 8)
+    if (from) {
+#define STORE(i)                              \
+    c##i##0 += vf8_load(from + i * from_rs);  \
+    c##i##1 += vf8_load(from + i * from_rs + 8)
         STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
 #undef STORE
     }
@@ -121,25 +123,26 @@ VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64
 #undef STORE
 }
 static void kernel_vf8_portable(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
-                                int64_t ldc, bool add) {
-    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, add);
+                                int64_t ldc, const float *from, int64_t from_rs) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
 }
 VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                            float *c, int64_t ldc, bool add) {
-    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, add);
+                                            float *c, int64_t ldc, const float *from, int64_t from_rs) {
+    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
 }
 
 #ifdef TARGET_AVX512
 /* vf16 (common/platform.h): 16 floats, one AVX-512 register. The two kernels below, compiled
  * for AVX-512 alone, pass none to a function. */
 #define VF16_LOAD(v, p) memcpy(&(v), (p), sizeof(vf16))
-/* *p = v, or *p += v when add */
-#define VF16_PUT(p, v, add)                  \
+/* *p = *from + v, or v when from is NULL */
+#define VF16_PUT(p, v, from)                 \
     do {                                     \
         vf16 new_ = (v);                     \
-        if (add) {                           \
+        const float *from_ = (from);         \
+        if (from_) {                         \
             vf16 old_;                       \
-            VF16_LOAD(old_, (p));            \
+            VF16_LOAD(old_, from_);          \
             new_ += old_;                    \
         }                                    \
         memcpy((p), &new_, sizeof(vf16));    \
@@ -152,7 +155,7 @@ VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t 
  * no add waits. The CPUs with two 512-bit FMA units run it about twice as fast as the AVX2
  * kernel (docs/6-bmm.md, 7.7). */
 TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                        float *c, int64_t ldc, bool add) {
+                                        float *c, int64_t ldc, const float *from, int64_t from_rs) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
     vf16 e0 = {0}, e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
@@ -175,7 +178,7 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i) VF16_PUT(c + i * ldc, e##i + o##i, add)
+#define STORE(i) VF16_PUT(c + i * ldc, e##i + o##i, from ? from + i * from_rs : NULL)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
@@ -188,7 +191,8 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
  * two FMA units busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
 TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                             const float *pb2, float *c, int64_t ldc, bool add) {
+                                             const float *pb2, float *c, int64_t ldc, const float *from,
+                                             int64_t from_rs) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
     vf16 l0 = {0}, l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
@@ -203,9 +207,9 @@ TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t
         ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
 #undef ROW
     }
-#define STORE(i)                          \
-    VF16_PUT(c + i * ldc, l##i, add);     \
-    VF16_PUT(c + i * ldc + NR, r##i, add)
+#define STORE(i)                                                      \
+    VF16_PUT(c + i * ldc, l##i, from ? from + i * from_rs : NULL);    \
+    VF16_PUT(c + i * ldc + NR, r##i, from ? from + i * from_rs + NR : NULL)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
 }
@@ -278,26 +282,31 @@ static void pack_a(int64_t mr, int64_t rows, int64_t kc, const float *a, int64_t
 /* ==== the loops around the kernel ========================================================= */
 
 /* One tile of out, kernel->rows x `width` (NR, or 2NR for kernel->two), of which mr x nr
- * exist, added into out (stored over it when add is false). A whole tile of an out whose rows
- * are contiguous is written in place; a partial one (the right and bottom edges) or one of a
+ * exist, added into out (stored over it when add is false, or, with a row, its floats row_cs
+ * apart, set to that row in every row plus the product). A whole tile of an out whose rows are
+ * contiguous is written in place; a partial one (the right and bottom edges) or one of a
  * strided out is computed into a local tile, and the part that exists is put into out. */
 static void tile(const MicroKernel *kernel, int64_t width, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                 const float *pb, float *out, int64_t rs, int64_t cs, int64_t mr, int64_t nr, bool add) {
+                 const float *pb, float *out, int64_t rs, int64_t cs, int64_t mr, int64_t nr, bool add,
+                 const float *row, int64_t row_cs) {
     float t[MR * 2 * NR];
-    bool in_place = mr == kernel->rows && nr == width && cs == 1;
+    bool in_place = mr == kernel->rows && nr == width && cs == 1 && (!row || row_cs == 1);
     float *c = in_place ? out : t;
     int64_t ldc = in_place ? rs : width;
-    if (width == NR) kernel->one(kc, a, a_rs, a_cs, pb, c, ldc, in_place && add);
-    else kernel->two(kc, a, a_rs, a_cs, pb, pb + kc * NR, c, ldc, in_place && add);
+    const float *from = !in_place ? NULL : add ? out : row; /* the kernel adds onto out's tile, or the row */
+    if (width == NR) kernel->one(kc, a, a_rs, a_cs, pb, c, ldc, from, add ? rs : 0);
+    else kernel->two(kc, a, a_rs, a_cs, pb, pb + kc * NR, c, ldc, from, add ? rs : 0);
     if (in_place) return;
     for (int64_t i = 0; i < mr; i++)
-        for (int64_t j = 0; j < nr; j++) out[i * rs + j * cs] = (add ? out[i * rs + j * cs] : 0.0f) + t[i * width + j];
+        for (int64_t j = 0; j < nr; j++)
+            out[i * rs + j * cs] = (add ? out[i * rs + j * cs] : row ? row[j * row_cs] : 0.0f) + t[i * width + j];
 }
 
-/* gemm_f32 with its kernel chosen, adding into out, or, without accumulate, storing over it */
+/* gemm_f32 with its kernel chosen, adding into out, or, without accumulate, storing over it;
+ * with a row (n floats, row_cs apart), out = the row in every row + a @ b (accumulate false) */
 static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
                  int64_t b_cs, float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n,
-                 bool accumulate) {
+                 bool accumulate, const float *row, int64_t row_cs) {
     if (m <= 0 || n <= 0) return true; /* no element of out */
     if (k <= 0) return accumulate; /* nothing to add; an out to store 0 over goes back to the reference */
     if (!a || !b || !out) return false; /* from no caller of bmm.c's: nothing added */
@@ -324,6 +333,7 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
         for (int64_t pc = 0; pc < k; pc += KC) { /* the sum over p, KC terms at a time */
             int64_t kc = min64(KC, k - pc);
             bool add = accumulate || pc > 0; /* the first KC terms are stored over out, without accumulate */
+            const float *first_row = pc == 0 ? row : NULL; /* under the first KC terms */
             pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, pb);
             for (int64_t ic = 0; ic < m; ic += MC) { /* rows of a and out, MC at a time */
                 int64_t mc = min64(MC, m - ic);
@@ -339,12 +349,13 @@ static bool gemm(const MicroKernel *kernel, const float *a, int64_t a_rs, int64_
                     width = kernel->two && nc - jr > NR ? 2 * NR : NR;
                     for (int64_t ir = 0; ir < mc; ir += rows) {
                         float *o = out + (ic + ir) * out_rs + (jc + jr) * out_cs;
+                        const float *r = first_row ? first_row + (jc + jr) * row_cs : NULL;
                         if (ir < in_place)
                             tile(kernel, width, kc, block + ir * a_rs, a_rs, a_cs, pb + jr * kc, o, out_rs, out_cs, rows,
-                                 min64(width, nc - jr), add);
+                                 min64(width, nc - jr), add, r, row_cs);
                         else
                             tile(kernel, width, kc, pa + (ir - in_place) * kc, 1, rows, pb + jr * kc, o, out_rs,
-                                 out_cs, min64(rows, mc - ir), min64(width, nc - jr), add);
+                                 out_cs, min64(rows, mc - ir), min64(width, nc - jr), add, r, row_cs);
                     }
                 }
             }
@@ -358,7 +369,7 @@ bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n) {
     MicroKernel kernel;
     pick_kernel(&kernel); /* the plain kernel under COURSE_KERNELS=reference */
-    return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, true);
+    return gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, true, NULL, 0);
 }
 
 void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
@@ -369,6 +380,20 @@ void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int
     MicroKernel kernel;
     bool small = (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1);
     if (small || !pick_kernel(&kernel) ||
-        !gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate))
+        !gemm(&kernel, a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate, NULL, 0))
         matmul_reference(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate);
+}
+
+/* The table's linear (lesson 7's linear layer): out = x @ w + b, b in every row of out. The
+ * kernel starts each tile's sums from b's row, where the reference first copies b into all of
+ * out and then adds the product into it: out written twice, and read between (docs/7-train.md).
+ * Without b, the product is stored over out. Small products, and those gemm cannot take, go to
+ * linear_reference. */
+void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs, const float *b,
+                 int64_t b_stride, float *out, int64_t n) {
+    MicroKernel kernel;
+    bool small = (double)rows * (double)k * (double)n <= GEMM_SMALL || (rows == 1 && n == 1);
+    if (small || k <= 0 || !pick_kernel(&kernel) ||
+        !gemm(&kernel, x, k, 1, w, w_rs, w_cs, out, n, 1, rows, k, n, false, b, b_stride))
+        linear_reference(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n);
 }

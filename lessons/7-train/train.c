@@ -180,9 +180,19 @@ static void linear_backward(Tensor *out) {
                               g, (const int64_t[]){n, 1});
 }
 
-/* x @ w + b as one op: out starts as b in every row, and the product adds into it (a BLAS's
- * beta = 1; without b, the product is stored over out, beta = 0). The composition, matmul then
- * a broadcast add, makes the product and the sum two tensors, each with a gradient. */
+/* The reference kernel: out starts as b in every row, a copy from a stride-0 view of it (lesson
+ * 1), and the product adds into it (a BLAS's beta = 1; without b, the product is stored over
+ * out, beta = 0). */
+void linear_reference(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs,
+                      const float *b, int64_t b_stride, float *out, int64_t n) {
+    if (b)
+        strided_copy_reference(2, (const int64_t[]){rows, n}, out, (const int64_t[]){n, 1}, b,
+                               (const int64_t[]){0, b_stride});
+    matmul_reference(x, k, 1, w, w_rs, w_cs, out, n, 1, rows, k, n, b != NULL);
+}
+
+/* x @ w + b as one op. The composition, matmul then a broadcast add, makes the product and the
+ * sum two tensors, each with a gradient. */
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     const char *op = "linear";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
@@ -202,11 +212,8 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     shape[x->rank - 1] = n;
     Tensor *out = tensor_empty(x->ctx, shape, x->rank);
     if (!out) return NULL;
-    if (b) /* b in every row: a copy from a stride-0 view of it (lesson 1) */
-        kernels()->copy(2, (const int64_t[]){rows, n}, tensor_data(out), (const int64_t[]){n, 1}, tensor_data(b),
-                        (const int64_t[]){0, b->strides[0]});
-    kernels()->matmul(tensor_data(in[0]), k, 1, tensor_data(w), w->strides[0], w->strides[1], tensor_data(out), n, 1,
-                      rows, k, n, b != NULL); /* added into b's rows, or stored */
+    kernels()->linear(tensor_data(in[0]), rows, k, tensor_data(w), w->strides[0], w->strides[1],
+                      b ? tensor_data(b) : NULL, b ? b->strides[0] : 0, tensor_data(out), n);
     return tensor_record(out, op, linear_backward, b ? 3 : 2, in);
 }
 
