@@ -64,7 +64,7 @@ VECTOR_BODY void LANE(weighted_rows)(const float *a, int64_t ao, int64_t as, con
  * the mask turned, mask_t[j * t + i] = mask[i * t + j] */
 VECTOR_BODY void LANE(attention_head_body)(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
                                            const float *v, const float *mask_t, float scale, float *w, float *y) {
-    float qc[ATTENTION_MAX * LANES], wc[ATTENTION_MAX * LANES], yc[ATTENTION_MAX * LANES];
+    float qc[ATTENTION_MAX * LANES], wc[ATTENTION_MAX * LANES];
     for (int64_t i = 0; i < t; i += LANES) { /* rows i .. i + LANES - 1, lane r row i + r */
         ROWS_TO_COLUMNS(q + i * c, c, d, qc, LANES);
         VF m = V(splat)(-INFINITY);
@@ -84,8 +84,10 @@ VECTOR_BODY void LANE(attention_head_body)(int64_t t, int64_t d, int64_t c, cons
         VF inv = V(from_doubles)(1.0 / low, 1.0 / high);
         for (int64_t j = 0; j < t; j++) V(store)(wc + j * LANES, V(load)(wc + j * LANES) * inv);
         COLUMNS_TO_ROWS(wc, LANES, t, w + i * t, t);
-        for (int64_t e = 0; e < d; e += 8) LANE(weighted_rows)(v + e, 1, c, wc, LANES, t, yc + e * LANES, LANES);
-        COLUMNS_TO_ROWS(yc, LANES, d, y + i * c, c);
+        /* y's rows i + r, eight at a time, LANES of their columns in lanes: each straight into y */
+        for (int64_t r = 0; r < LANES; r += 8)
+            for (int64_t e = 0; e < d; e += LANES)
+                LANE(weighted_rows)(wc + r, 1, LANES, v + e, c, t, y + (i + r) * c + e, c);
     }
 }
 
@@ -97,7 +99,7 @@ VECTOR_BODY void LANE(attention_head_backward_body)(int64_t t, int64_t d, int64_
                                                     const float *v, const float *w, float scale, const float *gy,
                                                     float *gq, float *gk, float *gv, bool accumulate) {
     float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * LANES],
-        gqc[ATTENTION_MAX * LANES], rows[LANES * ATTENTION_MAX];
+        rows[LANES * ATTENTION_MAX];
     for (int64_t i = 0; i < t; i += LANES) { /* rows i .. i + LANES - 1, lane r row i + r */
         ROWS_TO_COLUMNS(w + i * t, t, t, w_t + i, t);
         ROWS_TO_COLUMNS(gy + i * c, c, d, gc, LANES);
@@ -112,10 +114,10 @@ VECTOR_BODY void LANE(attention_head_backward_body)(int64_t t, int64_t d, int64_
         VF dot = V(from_doubles)(low, high); /* dw - dot then in float, where the reference rounds after */
         for (int64_t j = 0; j < t; j++)
             V(store)(ds_t + j * t + i, V(load)(w_t + j * t + i) * (V(load)(ds_t + j * t + i) - dot) * scale);
-        if (gq) {
-            for (int64_t e = 0; e < d; e += 8)
-                LANE(weighted_rows)(k + e, 1, c, ds_t + i, t, t, gqc + e * LANES, LANES);
-            COLUMNS_TO_ROWS(gqc, LANES, d, rows, d);
+        if (gq) { /* its rows i + r, eight at a time, LANES of their columns in lanes, as y's */
+            for (int64_t r = 0; r < LANES; r += 8)
+                for (int64_t e = 0; e < d; e += LANES)
+                    LANE(weighted_rows)(ds_t + i + r, 1, t, k + e, c, t, rows + r * d + e, d);
             for (int r = 0; r < LANES; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
         }
     }
