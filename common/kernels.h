@@ -48,10 +48,12 @@ typedef void StridedKernel(int rank, const int64_t *shape, float *dst, const int
 typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, const float *a,
                           const int64_t *a_strides, const float *b, const int64_t *b_strides);
 /* lesson 1: the backward of out = a op b: ga[...] += g * d out/d a, gb[...] += g * d out/d b,
- * g contiguous in shape; ga or gb NULL when that input needs no gradient */
+ * g contiguous in shape; ga or gb NULL when that input needs no gradient. With store, = instead
+ * of += (over whatever they held): only when no dim of ga or gb is broadcast (stride 0) and they
+ * are not the same buffer, so that each element is written once. */
 typedef void BinaryBackwardKernel(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                   const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
-                                  const int64_t *ga_strides, float *gb, const int64_t *gb_strides);
+                                  const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool store);
 /* lesson 3: softmax (log_softmax) of every row of x along its last dim, into out */
 typedef void SoftmaxRowsKernel(bool log_softmax, const Tensor *x, float *out);
 /* lesson 3: the backward of softmax_rows over `rows` contiguous rows of d, from its output y

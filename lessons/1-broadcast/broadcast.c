@@ -12,6 +12,7 @@
 #include "broadcast.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -209,10 +210,11 @@ static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a,
  * both inputs' gradients. ga and gb are contiguous in a's and b's own shapes and are addressed
  * with stride 0 along the dims that were broadcast, so `ga[...] += ...` sums the gradient of
  * every copy back into the one element of a that was copied. ga (gb) is NULL when a (b) does
- * not require grad. Each case of the switch is one op's derivative, times g. */
+ * not require grad. Each case of the switch is one op's derivative, times g. With store, each
+ * element gets one term, which is stored (binary_backward says when). */
 void binary_backward_reference(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
-                               const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
+                               const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool store) {
     enum { G, A, B, GA, GB }; /* it.offset[G], [A], ... */
     int64_t g_strides[TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
@@ -227,8 +229,8 @@ void binary_backward_reference(char op, int rank, const int64_t *shape, const fl
         case '*': da = gk * v, db = gk * u; break; /* out = a * b: d out/d a = b, d out/d b = a */
         default: da = gk / v, db = -gk * u / (v * v); /* out = a / b: 1/b and -a/b^2 */
         }
-        if (ga) ga[k[GA]] += da; /* for x * x both lines add into x's gradient */
-        if (gb) gb[k[GB]] += db;
+        if (ga) ga[k[GA]] = (store ? 0.0f : ga[k[GA]]) + da; /* for x * x both lines add into x's gradient */
+        if (gb) gb[k[GB]] = (store ? 0.0f : gb[k[GB]]) + db;
     }
 }
 
@@ -240,6 +242,12 @@ static void broadcast_grad_strides(const Tensor *x, const Tensor *out, int64_t *
     broadcast_strides(x->shape, x->rank, contiguous, out->shape, out->rank, strides);
 }
 
+/* True when each element of x's gradient gets one term from out's: x is as large as out, not
+ * broadcast. (x * x has two, but there the second tensor_grad_begin of x says to add.) */
+static bool one_term_each(const Tensor *x, const Tensor *out) {
+    return shape_numel(x->shape, x->rank) == shape_numel(out->shape, out->rank);
+}
+
 static void binary_backward(Tensor *out, char op) {
     Tensor *a = out->inputs[0], *b = out->inputs[1];
     int64_t sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK], sga[TENSOR_MAX_RANK], sgb[TENSOR_MAX_RANK];
@@ -247,9 +255,18 @@ static void binary_backward(Tensor *out, char op) {
     broadcast_strides(b->shape, b->rank, b->strides, out->shape, out->rank, sb);
     broadcast_grad_strides(a, out, sga);
     broadcast_grad_strides(b, out, sgb);
+    /* A gradient that nothing has reached yet, one term in each element, is stored (=) by the
+     * kernel rather than cleared and added to (+=): the residual adds of lesson 7 cleared
+     * megabytes a step. When only one of the two can be, that one is cleared after all. */
+    bool store_a = false, store_b = false;
+    float *ga = NULL, *gb = NULL;
+    if (a->requires_grad) ga = one_term_each(a, out) ? tensor_grad_begin(a, &store_a) : tensor_grad_data(a);
+    if (b->requires_grad) gb = one_term_each(b, out) ? tensor_grad_begin(b, &store_b) : tensor_grad_data(b);
+    bool store = (ga || gb) && (!ga || store_a) && (!gb || store_b);
+    if (!store && store_a) memset(ga, 0, (size_t)shape_numel(a->shape, a->rank) * sizeof(float));
+    if (!store && store_b) memset(gb, 0, (size_t)shape_numel(b->shape, b->rank) * sizeof(float));
     kernels()->binary_backward(op, out->rank, out->shape, tensor_data(out->grad), tensor_data(a), sa, tensor_data(b),
-                               sb, a->requires_grad ? tensor_grad_data(a) : NULL, sga,
-                               b->requires_grad ? tensor_grad_data(b) : NULL, sgb);
+                               sb, ga, sga, gb, sgb, store);
 }
 
 static void add_backward(Tensor *out) { binary_backward(out, '+'); }

@@ -183,14 +183,14 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
 /* ==== the backward ======================================================================= */
 
 /* One row of the gradient of one operand: d[i * sd] += g[i] * (d out / d that operand), with
- * u = a[i * su] and v = b[i * sv]. A destination of stride 0 (an operand broadcast along the
- * row) takes the row's sum once, added up by the fast kernels' summation policy (kernels_sum in
- * kernels_fast.h); one of stride 1 with inputs of stride 1 or 0 gets loops that the compiler
- * vectorizes, as in BINARY_ROW. */
+ * u = a[i * su] and v = b[i * sv] (with store, = over whatever d held; sd is 0 then for one element). A
+ * destination of stride 0 (an operand broadcast along the row) takes the row's sum once, added
+ * up by the fast kernels' summation policy (kernels_sum in kernels_fast.h); one of stride 1
+ * with inputs of stride 1 or 0 gets loops that the compiler vectorizes, as in BINARY_ROW. */
 #define GRAD_ROW(name, expr) GRAD_ROW_AS(name, , expr) GRAD_ROW_AS(name##_avx2, VECTOR_NATIVE, expr)
 #define GRAD_ROW_AS(name, target, expr)                                                                          \
     target static void name(int64_t n, const float *restrict g, const float *restrict a, int64_t su,            \
-                            const float *restrict b, int64_t sv, float *restrict d, int64_t sd) {                \
+                            const float *restrict b, int64_t sv, float *restrict d, int64_t sd, bool store) {    \
         int64_t i = 0;                                                                                           \
         if (sd == 0) { /* the row's sum: its terms a chunk at a time, added by kernels_sum's policy */            \
             float terms[KERNELS_SUM_CHUNK];                                                                      \
@@ -208,7 +208,13 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
                 }                                                                                                \
                 total += kernels_sum(terms, m);                                                                  \
             }                                                                                                    \
-            d[0] = (float)(d[0] + total);                                                                        \
+            d[0] = (float)((store ? 0.0 : d[0]) + total); /* one element, with store */                        \
+        } else if (sd == 1 && su == 1 && sv == 1 && store) { /* a residual add's: no read of d */                \
+            for (; i + 8 <= n; i += 8)                                                                           \
+                for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] = (expr); } \
+            for (; i < n; i++) { float gg = g[i], u = a[i], v = b[i]; (void)u, (void)v; d[i] = (expr); }         \
+        } else if (store) { /* inputs read with other strides, as in the last case */                           \
+            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; d[i * sd] = (expr); } \
         } else if (sd == 1 && su == 1 && sv == 1) {                                                              \
             for (; i + 8 <= n; i += 8)                                                                           \
                 for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] += (expr); } \
@@ -237,7 +243,7 @@ GRAD_ROW(grad_quotient, -gg * u / (v * v)) /* a / b (b) */
 #undef GRAD_ROW_AS
 
 typedef void GradRow(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv, float *d,
-                     int64_t sd);
+                     int64_t sd, bool store);
 
 static GradRow *grad_row(char op, bool wrt_a, KernelMode mode) {
     bool avx2 = mode == KERNELS_NATIVE;
@@ -251,7 +257,7 @@ static GradRow *grad_row(char op, bool wrt_a, KernelMode mode) {
 
 void binary_backward_fast(char op, int rank, const int64_t *shape, const float *g, const float *a,
                           const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
-                          const int64_t *ga_strides, float *gb, const int64_t *gb_strides) {
+                          const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool store) {
     KernelMode mode = kernels_mode();
     int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
@@ -263,7 +269,8 @@ void binary_backward_fast(char op, int rank, const int64_t *shape, const float *
     int64_t cols = m > 0 ? sh[m - 1] : 1, rows = m >= 2 ? sh[m - 2] : 1, s[5], r[5];
     for (int k = 0; k < 5; k++) s[k] = m > 0 ? st[k][m - 1] : 0, r[k] = m >= 2 ? st[k][m - 2] : 0;
     if (s[0] != 1 && m > 0) { /* g is contiguous, so its last merged dim has stride 1 */
-        binary_backward_reference(op, rank, shape, g, a, a_strides, b, b_strides, ga, ga_strides, gb, gb_strides);
+        binary_backward_reference(op, rank, shape, g, a, a_strides, b, b_strides, ga, ga_strides, gb, gb_strides,
+                                  store);
         return;
     }
     NdIter it;
@@ -273,7 +280,7 @@ void binary_backward_fast(char op, int rank, const int64_t *shape, const float *
         for (int64_t i = 0; i < rows; i++) {
             int64_t o[5];
             for (int k = 0; k < 5; k++) o[k] = it.offset[k] + i * r[k];
-            if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3]);
-            if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4]);
+            if (ga) row_a(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], ga + o[3], s[3], store);
+            if (gb) row_b(cols, g + o[0], a + o[1], s[1], b + o[2], s[2], gb + o[4], s[4], store);
         }
 }

@@ -411,6 +411,22 @@ START_TEST(test_same_tensor_twice) {
     /* d/dy (y^2 + y) = 2y + 1 = [7, 17]; times b = [21, 68]; times a = [7, 34] */
     EXPECT_VALUES(tensor_grad(a), VALUES(21, 68), 0, "a.grad through a shared subexpression");
     EXPECT_VALUES(tensor_grad(b), VALUES(7, 34), 0, "b.grad through a shared subexpression");
+
+    /* z * z, z = a * b an intermediate that nothing has reached before: a gradient nothing has
+     * reached is stored, not added to, but not when both inputs are z (two terms an element) */
+    tensor_zero_grad(a), tensor_zero_grad(b);
+    Tensor *z = tensor_mul(a, b);
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(z, z))), 0);
+    /* d/dz z^2 = 2z = [6, 16]; times b = [18, 64]; times a = [6, 32] */
+    EXPECT_VALUES(tensor_grad(a), VALUES(18, 64), 0, "a.grad of sum(z * z), z = a * b");
+    EXPECT_VALUES(tensor_grad(b), VALUES(6, 32), 0, "b.grad of sum(z * z), z = a * b");
+
+    /* m + r with r = 2a broadcast down 3 rows: r's gradient, reached first here, sums 3 terms
+     * an element, so it is never stored */
+    tensor_zero_grad(a);
+    Tensor *m = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_add(m, tensor_mul_scalar(a, 2)))), 0);
+    EXPECT_VALUES(tensor_grad(a), VALUES(6, 6), 0, "a.grad of sum(m + 2a), 2a broadcast down 3 rows");
 }
 END_TEST
 
