@@ -24,11 +24,6 @@ static bool is_row_major(int rank, const int64_t *shape, const int64_t *strides)
 
 enum { ATTENTION_MAX = 64 };
 
-/* out's row of n floats = (or += when add) r */
-VECTOR_BODY void put_row(float *out, const float *r, int64_t n, bool add) {
-    for (int64_t e = 0; e < n; e += 8) vf8_store(out + e, (add ? vf8_load(out + e) : vf8_splat(0.0f)) + vf8_load(r + e));
-}
-
 /* GELU's forward and the attention, eight lanes (gelu_body8, attention_body8) and, on x86-64,
  * sixteen for AVX-512 (gelu_body16, attention_body16): one text, train_lanes.h */
 #define LANES 8

@@ -46,18 +46,19 @@ VECTOR_BODY void LANE(gelu_body)(const float *x, int64_t n, float *out, float *t
  * be a multiple of LANES and of 8, D of 8 (and of LANES, for the backward's gk and gv), both
  * at most ATTENTION_MAX. */
 
-/* out[o * os + lane] = sum over p < n of a[o * ao + p * as] * b[p * bs + lane], for the eight
- * o: eight sums side by side, so that each vector of b is loaded once for all of them and no
- * multiply-add waits for another (with one sum at a time, each waits for the one before) */
+/* out[o * os + lane] = (or += when add) the sum over p < n of a[o * ao + p * as] * b[p * bs +
+ * lane], for the eight o: eight sums side by side, so that each vector of b is loaded once for
+ * all of them and no multiply-add waits for another (with one sum at a time, each waits for the
+ * one before) */
 VECTOR_BODY void LANE(weighted_rows)(const float *a, int64_t ao, int64_t as, const float *b, int64_t bs, int64_t n,
-                                     float *out, int64_t os) {
+                                     float *out, int64_t os, bool add) {
     VF s[8];
     VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] = V(splat)(0.0f);
     for (int64_t p = 0; p < n; p++, a += as, b += bs) {
         VF bp = V(load)(b);
         VECTOR_UNROLL for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
     }
-    VECTOR_UNROLL for (int o = 0; o < 8; o++) V(store)(out + o * os, s[o]);
+    VECTOR_UNROLL for (int o = 0; o < 8; o++) V(store)(out + o * os, add ? V(load)(out + o * os) + s[o] : s[o]);
 }
 
 /* one head: q, k, v, y at its column h*D of row 0, rows c apart; w its (T, T) weights; mask_t
@@ -68,7 +69,8 @@ VECTOR_BODY void LANE(attention_head_body)(int64_t t, int64_t d, int64_t c, cons
     for (int64_t i = 0; i < t; i += LANES) { /* rows i .. i + LANES - 1, lane r row i + r */
         ROWS_TO_COLUMNS(q + i * c, c, d, qc, LANES);
         VF m = V(splat)(-INFINITY);
-        for (int64_t j = 0; j < t; j += 8) LANE(weighted_rows)(k + j * c, c, 1, qc, LANES, d, wc + j * LANES, LANES);
+        for (int64_t j = 0; j < t; j += 8)
+            LANE(weighted_rows)(k + j * c, c, 1, qc, LANES, d, wc + j * LANES, LANES, false);
         for (int64_t j = 0; j < t; j++) {
             VF s = V(load)(wc + j * LANES) * scale + V(load)(mask_t + j * t + i);
             V(store)(wc + j * LANES, s);
@@ -87,7 +89,7 @@ VECTOR_BODY void LANE(attention_head_body)(int64_t t, int64_t d, int64_t c, cons
         /* y's rows i + r, eight at a time, LANES of their columns in lanes: each straight into y */
         for (int64_t r = 0; r < LANES; r += 8)
             for (int64_t e = 0; e < d; e += LANES)
-                LANE(weighted_rows)(wc + r, 1, LANES, v + e, c, t, y + (i + r) * c + e, c);
+                LANE(weighted_rows)(wc + r, 1, LANES, v + e, c, t, y + (i + r) * c + e, c, false);
     }
 }
 
@@ -98,13 +100,12 @@ VECTOR_BODY void LANE(attention_head_body)(int64_t t, int64_t d, int64_t c, cons
 VECTOR_BODY void LANE(attention_head_backward_body)(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
                                                     const float *v, const float *w, float scale, const float *gy,
                                                     float *gq, float *gk, float *gv, bool accumulate) {
-    float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * LANES],
-        rows[LANES * ATTENTION_MAX];
+    float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * LANES];
     for (int64_t i = 0; i < t; i += LANES) { /* rows i .. i + LANES - 1, lane r row i + r */
         ROWS_TO_COLUMNS(w + i * t, t, t, w_t + i, t);
         ROWS_TO_COLUMNS(gy + i * c, c, d, gc, LANES);
         for (int64_t j = 0; j < t; j += 8)
-            LANE(weighted_rows)(v + j * c, c, 1, gc, LANES, d, ds_t + j * t + i, t); /* dw */
+            LANE(weighted_rows)(v + j * c, c, 1, gc, LANES, d, ds_t + j * t + i, t, false); /* dw */
         VF zero = V(splat)(0.0f);
         __typeof__(V(low_double)(zero)) low = {0}, high = {0}; /* each row's sum of w_ij dw_ij, in double */
         for (int64_t j = 0; j < t; j++) {
@@ -114,23 +115,16 @@ VECTOR_BODY void LANE(attention_head_backward_body)(int64_t t, int64_t d, int64_
         VF dot = V(from_doubles)(low, high); /* dw - dot then in float, where the reference rounds after */
         for (int64_t j = 0; j < t; j++)
             V(store)(ds_t + j * t + i, V(load)(w_t + j * t + i) * (V(load)(ds_t + j * t + i) - dot) * scale);
-        if (gq) { /* its rows i + r, eight at a time, LANES of their columns in lanes, as y's */
+        if (gq) /* its rows i + r, eight at a time, LANES of their columns in lanes, as y's */
             for (int64_t r = 0; r < LANES; r += 8)
                 for (int64_t e = 0; e < d; e += LANES)
-                    LANE(weighted_rows)(ds_t + i + r, 1, t, k + e, c, t, rows + r * d + e, d);
-            for (int r = 0; r < LANES; r++) put_row(gq + (i + r) * c, rows + r * d, d, accumulate);
-        }
+                    LANE(weighted_rows)(ds_t + i + r, 1, t, k + e, c, t, gq + (i + r) * c + e, c, accumulate);
     }
-    for (int64_t j = 0; j < t; j += 8) { /* rows j .. j+7 of gk and of gv */
-        if (gk) {
-            for (int64_t e = 0; e < d; e += LANES) LANE(weighted_rows)(ds_t + j * t, t, 1, q + e, c, t, rows + e, d);
-            for (int r = 0; r < 8; r++) put_row(gk + (j + r) * c, rows + r * d, d, accumulate);
+    for (int64_t j = 0; j < t; j += 8) /* rows j .. j+7 of gk and of gv */
+        for (int64_t e = 0; e < d; e += LANES) {
+            if (gk) LANE(weighted_rows)(ds_t + j * t, t, 1, q + e, c, t, gk + j * c + e, c, accumulate);
+            if (gv) LANE(weighted_rows)(w_t + j * t, t, 1, gy + e, c, t, gv + j * c + e, c, accumulate);
         }
-        if (gv) {
-            for (int64_t e = 0; e < d; e += LANES) LANE(weighted_rows)(w_t + j * t, t, 1, gy + e, c, t, rows + e, d);
-            for (int r = 0; r < 8; r++) put_row(gv + (j + r) * c, rows + r * d, d, accumulate);
-        }
-    }
 }
 
 VECTOR_BODY void LANE(attention_body)(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
