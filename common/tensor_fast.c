@@ -432,6 +432,8 @@ static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float 
 
 /* ==== one row, many rows ================================================================== */
 
+enum { ROWS_SUMMED_MAX = 1 << 18 }; /* floats: 1 MB, within the L2 cache of the CPUs measured */
+
 /* Rows of n floats, sr apart, summed onto d's one row (a bias's gradient, lesson 2's sum over
  * axis 0). Four vectors of columns at a time (then one, then single columns), their sums held
  * in registers down all the rows, the rows added four a pass as rows_add adds them: the same
@@ -468,8 +470,8 @@ VECTOR_NATIVE static void rows_summed_native(float *d, const float *s, int64_t r
     rows_summed_body(d, s, rows, sr, n);
 }
 
-/* s's one row of n floats copied into rows rows of d, dr apart (a linear layer's bias put in
- * every row of its output): a vector loop, where a memcpy of each row through the odometer spent
+/* s's one row of n floats copied into rows rows of d, dr apart (an expanded row made
+ * contiguous): a vector loop, where a memcpy of each row through the odometer spent
  * longer in the call and the odometer than in the copy, for rows of 64 floats. */
 VECTOR_BODY void row_repeated_body(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
     for (int64_t r = 0; r < rows; r++, d += dr) {
@@ -593,7 +595,10 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         kernels_stream_end();
         return true;
     }
-    if (how == ADD && m == 2 && ds[0] == 0 && d1 == 1 && s1 == 1) { /* rows summed onto one row */
+    /* rows summed onto one row, when they fit in a core's cache: each column block walks all the
+     * rows, which from memory (lesson 2's (4096, 4096) sum over axis 0) took 4 times as long as
+     * rows_add reading them in order below */
+    if (how == ADD && m == 2 && ds[0] == 0 && d1 == 1 && s1 == 1 && sh[0] * ss[0] <= ROWS_SUMMED_MAX) {
         if (mode == KERNELS_NATIVE) rows_summed_native(dst, src, sh[0], ss[0], len);
         else rows_summed_portable(dst, src, sh[0], ss[0], len);
         return true;

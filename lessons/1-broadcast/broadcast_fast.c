@@ -211,10 +211,10 @@ void binary_fast(char op, int rank, const int64_t *shape, float *out, const floa
             d[0] = (float)((store ? 0.0 : d[0]) + total); /* one element, with store */                        \
         } else if (sd == 1 && su == 1 && sv == 1 && store) { /* a residual add's: no read of d */                \
             for (; i + 8 <= n; i += 8)                                                                           \
-                for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] = (expr); } \
-            for (; i < n; i++) { float gg = g[i], u = a[i], v = b[i]; (void)u, (void)v; d[i] = (expr); }         \
+                for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] = 0.0f + (expr); } \
+            for (; i < n; i++) { float gg = g[i], u = a[i], v = b[i]; (void)u, (void)v; d[i] = 0.0f + (expr); }         \
         } else if (store) { /* inputs read with other strides, as in the last case */                           \
-            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; d[i * sd] = (expr); } \
+            for (; i < n; i++) { float gg = g[i], u = a[i * su], v = b[i * sv]; (void)u, (void)v; d[i * sd] = 0.0f + (expr); } \
         } else if (sd == 1 && su == 1 && sv == 1) {                                                              \
             for (; i + 8 <= n; i += 8)                                                                           \
                 for (int k = 0; k < 8; k++) { float gg = g[i + k], u = a[i + k], v = b[i + k]; (void)u, (void)v; d[i + k] += (expr); } \

@@ -385,7 +385,7 @@ void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int
 }
 
 /* The table's linear (lesson 7's linear layer): out = x @ w + b, b in every row of out. The
- * kernel starts each tile's sums from b's row, where the reference first copies b into all of
+ * kernel adds b's row to each tile's sums as it stores the tile, where the reference first copies b into all of
  * out and then adds the product into it: out written twice, and read between (docs/7-train.md).
  * Without b, the product is stored over out. Small products, and those gemm cannot take, go to
  * linear_reference. */

@@ -42,9 +42,9 @@ VECTOR_BODY void LANE(gelu_body)(const float *x, int64_t n, float *out, float *t
 /* One head of one batch at a time, LANES of its query rows at once (platform.h's
  * rows8_to_columns turns them into columns): their scores against a key are one vector, their
  * softmaxes over the keys need no sum across lanes (as softmax_fast.c's short rows), and each
- * sum over the keys or the columns of a head is a few multiply-adds of whole vectors. T must
- * be a multiple of LANES and of 8, D of 8 (and of LANES, for the backward's gk and gv), both
- * at most ATTENTION_MAX. */
+ * sum over the keys or the columns of a head is a few multiply-adds of whole vectors. T and D
+ * must be multiples of LANES and of 8 (y's, gq's, gk's and gv's rows take LANES columns at a
+ * time), both at most ATTENTION_MAX. */
 
 /* out[o * os + lane] = (or += when add) the sum over p < n of a[o * ao + p * as] * b[p * bs +
  * lane], for the eight o: eight sums side by side, so that each vector of b is loaded once for
