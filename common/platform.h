@@ -8,7 +8,10 @@
  *   - vf8, eight floats in GCC and clang's vector extensions, with which the fast kernels'
  *     vector code is written once for every CPU, and the one vector exp (vf8_exp, whose core
  *     vf8_exp_unclamped takes softmax's x - max directly) and tanh (vf8_tanh) of lesson 3's
- *     softmax and lesson 7's GELU.
+ *     softmax and lesson 7's GELU;
+ *   - vf16, sixteen floats, the same helpers for it (vector_lanes.h writes them once for
+ *     both), and VECTOR_WIDE, the attribute of a kernel built for AVX-512 with it;
+ *   - streaming stores, which send whole lines to memory without reading them first.
  */
 #ifndef PLATFORM_H
 #define PLATFORM_H
@@ -79,9 +82,11 @@ typedef int32_t vi4 __attribute__((vector_size(16)));
  * __builtin_shufflevector, which gcc has from version 12 and clang always; older gcc has
  * __builtin_shuffle. */
 #if defined(__clang__) || __GNUC__ >= 12
+#define VF16_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #define VF8_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #define VF4_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #else
+#define VF16_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi16){__VA_ARGS__})
 #define VF8_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi8){__VA_ARGS__})
 #define VF4_SHUFFLE(a, b, ...) __builtin_shuffle((a), (b), (vi4){__VA_ARGS__})
 #endif
@@ -199,6 +204,17 @@ VECTOR_BODY void vf8_stream(float *d, vf8 v) {
     vf8_store(d, v);
 #endif
 }
+/* The same a whole register at a time, for kernels built for AVX2 (32 bytes, d on 32) or
+ * AVX-512 (64, d on 64): fewer stores per line (docs/4-permute.md measures the transposes that
+ * use them). Not always_inline, and v by address (no vector argument to change the ABI), so
+ * that a body compiled for every target may name them in a branch only the wider ones take. */
+#ifdef PLATFORM_X86
+TARGET_AVX2 static inline void vf8_stream_whole(float *d, const vf8 *v) { _mm256_stream_ps(d, (__m256)*v); }
+VECTOR_WIDE static inline void vf16_stream(float *d, const vf16 *v) { _mm512_stream_ps(d, (__m512)*v); }
+#else
+static inline void vf8_stream_whole(float *d, const vf8 *v) { vf8_store(d, *v); }
+static inline void vf16_stream(float *d, const vf16 *v) { vf16_store(d, *v); }
+#endif
 /* dst[i] = src[i], i < n, streamed: true when done (x86-64, dst on 16 bytes, n a multiple of
  * 4), false, having done nothing, otherwise. */
 static inline bool platform_stream_copy(float *dst, const float *src, int64_t n) {

@@ -255,8 +255,10 @@ static double row_sum_long(const float *s, int64_t n, int64_t ss) {
  * s's columns. Walked in tiles of TILE_I x TILE_J (128 KB): each tile reads TILE_J rows of s in
  * runs of TILE_I floats (1 KB) and writes TILE_I rows of d in runs of TILE_J floats, and while
  * it does, it asks for the next tile's lines ahead of time, so that two tiles sit in even a
- * 512 KB L2. docs/4-permute.md compares the tile shapes that were measured. */
-enum { TILE_I = 256, TILE_J = 128, PREFETCH_BLOCKS = 4 };
+ * 512 KB L2. A streamed copy (larger than the caches) takes tiles of the same size with runs
+ * of 4 KB from s and of two lines to d: from memory, long runs read faster, and in the cache
+ * short rows of d write slower. docs/4-permute.md compares the tile shapes that were measured. */
+enum { TILE_I = 256, TILE_J = 128, STREAM_TILE_I = 1024, STREAM_TILE_J = 32, PREFETCH_BLOCKS = 4 };
 
 static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     for (int64_t i0 = 0; i0 < ni; i0 += TILE_I)
@@ -298,9 +300,30 @@ VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     }
 }
 
-/* transpose8 for either width of register: `wide` is a constant where the kernel is built. */
-VECTOR_BODY void transpose8_as(bool wide, const float *s, int64_t ls, vf8 c[8]) {
-    if (wide) {
+/* Sixteen rows of sixteen floats, ls apart, in; their sixteen columns out, in c. Four rounds,
+ * each interleaving row k's lanes with row k + 8's: a round moves a float from (row r, lane l)
+ * to (2r + l / 8, 2l + r / 8), mod 16, which turns the eight bits of r and l by one, so after
+ * four they have swapped. With AVX-512 each interleave is one two-source permute. */
+VECTOR_BODY void transpose16x16(const float *s, int64_t ls, vf16 c[16]) {
+    vf16 r[16];
+    VECTOR_UNROLL
+    for (int k = 0; k < 16; k++) c[k] = vf16_load(s + k * ls);
+    VECTOR_UNROLL
+    for (int round = 0; round < 4; round++) {
+        VECTOR_UNROLL
+        for (int k = 0; k < 8; k++) {
+            r[2 * k] = VF16_SHUFFLE(c[k], c[k + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            r[2 * k + 1] = VF16_SHUFFLE(c[k], c[k + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        }
+        VECTOR_UNROLL
+        for (int k = 0; k < 16; k++) c[k] = r[k];
+    }
+}
+
+/* transpose8 for any width of register: `lanes` (4 for SSE and NEON, 8 for AVX2, 16 for
+ * AVX-512) is a constant where the kernel is built. */
+VECTOR_BODY void transpose8_as(int lanes, const float *s, int64_t ls, vf8 c[8]) {
+    if (lanes >= 8) {
         transpose8(s, ls, c);
         return;
     }
@@ -316,25 +339,54 @@ VECTOR_BODY void store8(Write how, float *d, vf8 v) {
     else if (how == ADD) vf8_store(d, vf8_load(d) + v);
     else vf8_store(d, v);
 }
+VECTOR_BODY void store16(Write how, float *d, vf16 v) {
+    if (how == STREAM) vf16_stream(d, &v);
+    else if (how == ADD) vf16_store(d, vf16_load(d) + v);
+    else vf16_store(d, v);
+}
 
-/* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15, 8 rows of s at
- * a time, both halves of their lines (16 floats) before the next 8: rows of s a power of two
- * apart share a set of the L1 cache (8 or 12 ways), and 16 lines in one set evict one another
- * before their second halves are read. Rows of d as far apart go through a 1 KB buffer, so that
- * each gets a whole line at once; rows of d at most NARROW_ROWS floats apart (16 of them span
- * 4 KB, a set each) are written where they lie, which saves the buffer's round trip. */
+/* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15.
+ * - AVX-512: in sixteen registers, each a whole line of s in and of d out.
+ * - AVX2, streamed: the four 8 x 8 quarters, each row of d stored as its two halves one after
+ *   the other, so that its line goes to memory whole (docs/4-permute.md: halves of different
+ *   lines in turn took 9 times as long), and s's rows read 8 at a time, both halves of their
+ *   lines before the next 8: rows of s a power of two apart share a set of the L1 cache (8 or
+ *   12 ways), and 16 lines in one set evict one another before their second halves are read.
+ * - Otherwise in that order too, through a 1 KB buffer, so that each row of d gets a whole line
+ *   at once; rows of d at most NARROW_ROWS floats apart (16 of them span 4 KB, a set each) are
+ *   written where they lie, which saves the buffer's round trip. */
 enum { NARROW_ROWS = 64 };
-VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const float *s, int64_t ls) {
+VECTOR_BODY void transpose16(Write how, int lanes, float *d, int64_t ld, const float *s, int64_t ls) {
+    if (lanes == 16) {
+        vf16 c[16];
+        transpose16x16(s, ls, c);
+        VECTOR_UNROLL
+        for (int k = 0; k < 16; k++) store16(how, d + k * ld, c[k]);
+        return;
+    }
+    if (lanes == 8 && how == STREAM) {
+        vf8 top_left[8], bottom_left[8], right[8]; /* d's quarters, named as they lie in d */
+        transpose8(s, ls, top_left);
+        transpose8(s + 8, ls, bottom_left);
+        transpose8(s + 8 * ls, ls, right);
+        VECTOR_UNROLL
+        for (int k = 0; k < 8; k++) vf8_stream_whole(d + k * ld, &top_left[k]), vf8_stream_whole(d + k * ld + 8, &right[k]);
+        transpose8(s + 8 * ls + 8, ls, right);
+        VECTOR_UNROLL
+        for (int k = 0; k < 8; k++)
+            vf8_stream_whole(d + (8 + k) * ld, &bottom_left[k]), vf8_stream_whole(d + (8 + k) * ld + 8, &right[k]);
+        return;
+    }
     float block[16 * 16] __attribute__((aligned(64)));
     bool direct = how == COPY && ld <= NARROW_ROWS;
     float *out = direct ? d : block;
     int64_t lo = direct ? ld : 16;
-    for (int g = 0; g < 16 && !wide; g += 8) /* the same order, in blocks of 4 x 4 */
+    for (int g = 0; g < 16 && lanes == 4; g += 8) /* the same order, in blocks of 4 x 4 */
         for (int m = g; m < g + 8; m += 4) {
             VECTOR_UNROLL
             for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, out + k * lo + m, lo);
         }
-    for (int g = 0; g < 16 && wide; g += 8)
+    for (int g = 0; g < 16 && lanes == 8; g += 8)
         for (int h = 0; h < 16; h += 8) {
             vf8 a[8];
             transpose8(s + g * ls + h, ls, a);
@@ -354,16 +406,17 @@ VECTOR_BODY void transpose16(Write how, bool wide, float *d, int64_t ld, const f
  * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
  * turn comes. The last tile (the only one, in lesson 1's copies of a tile at a time) asks for
  * its own lines four blocks ahead. docs/4-permute.md measures each of these. */
-VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, int64_t nj, float *d, int64_t ld,
+VECTOR_BODY void transpose_body(const Write how, const int lanes, int64_t ni, int64_t nj, float *d, int64_t ld,
                                 const float *s, int64_t ls) {
-    int64_t tiles_j = (nj + TILE_J - 1) / TILE_J, tiles = (ni + TILE_I - 1) / TILE_I * tiles_j;
+    const int64_t ti = how == STREAM ? STREAM_TILE_I : TILE_I, tj = how == STREAM ? STREAM_TILE_J : TILE_J;
+    int64_t tiles_j = (nj + tj - 1) / tj, tiles = (ni + ti - 1) / ti * tiles_j;
     for (int64_t t = 0; t < tiles; t++) {
-        int64_t i0 = t / tiles_j * TILE_I, j0 = t % tiles_j * TILE_J;
-        int64_t i1 = ni - i0 < TILE_I ? ni : i0 + TILE_I, j1 = nj - j0 < TILE_J ? nj : j0 + TILE_J;
+        int64_t i0 = t / tiles_j * ti, j0 = t % tiles_j * tj;
+        int64_t i1 = ni - i0 < ti ? ni : i0 + ti, j1 = nj - j0 < tj ? nj : j0 + tj;
         /* the next tile: its rows of s, each a run of its width in floats, and 16 floats a line */
-        int64_t ni0 = (t + 1) / tiles_j * TILE_I, nj0 = (t + 1) % tiles_j * TILE_J;
-        int64_t n_rows = t + 1 < tiles ? (nj - nj0 < TILE_J ? nj - nj0 : TILE_J) : 0;
-        int64_t run = ni - ni0 < TILE_I ? ni - ni0 : TILE_I, row_lines = (run + 15) / 16, next = 0;
+        int64_t ni0 = (t + 1) / tiles_j * ti, nj0 = (t + 1) % tiles_j * tj;
+        int64_t n_rows = t + 1 < tiles ? (nj - nj0 < tj ? nj - nj0 : tj) : 0;
+        int64_t run = ni - ni0 < ti ? ni - ni0 : ti, row_lines = (run + 15) / 16, next = 0;
         int64_t lines = n_rows * row_lines, blocks = (i1 - i0) / 16 * ((j1 - j0) / 16);
         int64_t share = blocks > 0 ? (lines + blocks - 1) / blocks : 0;
         int64_t i16 = i0 + (i1 - i0) / 16 * 16, j16 = j0 + (j1 - j0) / 16 * 16, i8 = i0 + (i1 - i0) / 8 * 8;
@@ -379,13 +432,13 @@ VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, in
                 }
                 if (lines == 0 && i + 16 * PREFETCH_BLOCKS < i16) /* the last tile: its own lines ahead */
                     for (int k = 0; k < 16; k++) __builtin_prefetch(s + (j + k) * ls + i + 16 * PREFETCH_BLOCKS, 0, 2);
-                transpose16(how, wide, d + i * ld + j, ld, s + j * ls + i, ls);
+                transpose16(how, lanes, d + i * ld + j, ld, s + j * ls + i, ls);
             }
         int64_t j = j16;
         for (; j + 8 <= j1; j += 8) /* columns left over: half a line, never streamed */
             for (int64_t i = i0; i < i8; i += 8) {
                 vf8 a[8];
-                transpose8_as(wide, s + j * ls + i, ls, a);
+                transpose8_as(lanes, s + j * ls + i, ls, a);
                 VECTOR_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + j, a[k]);
             }
@@ -393,7 +446,7 @@ VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, in
         for (int64_t i = i16; i < i8; i += 8) /* rows left over, 8 at a time */
             for (int64_t jj = j0; jj + 8 <= j16; jj += 8) {
                 vf8 a[8];
-                transpose8_as(wide, s + jj * ls + i, ls, a);
+                transpose8_as(lanes, s + jj * ls + i, ls, a);
                 VECTOR_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + jj, a[k]);
             }
@@ -401,32 +454,38 @@ VECTOR_BODY void transpose_body(const Write how, const bool wide, int64_t ni, in
     }
 }
 
-/* One copy of the loop per kind of store, so that none is chosen per store; each twice, for
- * the portable build and for this CPU's vector instructions. */
-VECTOR_BODY void transpose_kinds(Write how, bool wide, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+/* One copy of the loop per kind of store, so that none is chosen per store; each built three
+ * times: for the portable build, AVX2 and AVX-512. */
+VECTOR_BODY void transpose_kinds(Write how, int lanes, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                  int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
     if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
-    if (how == STREAM) transpose_body(STREAM, wide, ni, nj, d, ld, s, ls);
-    else if (how == ADD) transpose_body(ADD, wide, ni, nj, d, ld, s, ls);
-    else transpose_body(COPY, wide, ni, nj, d, ld, s, ls);
+    if (how == STREAM) transpose_body(STREAM, lanes, ni, nj, d, ld, s, ls);
+    else if (how == ADD) transpose_body(ADD, lanes, ni, nj, d, ld, s, ls);
+    else transpose_body(COPY, lanes, ni, nj, d, ld, s, ls);
 }
 /* 16-byte registers (SSE, NEON) take the blocks of 4 x 4; AVX2's 32-byte ones, of 8 x 8 */
 static void transpose_portable(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
-    transpose_kinds(how, false, ni, nj, d, ld, s, ls);
+    transpose_kinds(how, 4, ni, nj, d, ld, s, ls);
 }
+#ifdef PLATFORM_X86
 VECTOR_NATIVE static void transpose_native(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                            int64_t ls) {
-#ifdef PLATFORM_X86
-    transpose_kinds(how, true, ni, nj, d, ld, s, ls);
-#else
-    transpose_kinds(how, false, ni, nj, d, ld, s, ls);
-#endif
+    transpose_kinds(how, 8, ni, nj, d, ld, s, ls);
 }
+VECTOR_WIDE static void transpose_wide(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+                                       int64_t ls) {
+    transpose_kinds(how, 16, ni, nj, d, ld, s, ls);
+}
+#else
+#define transpose_native transpose_portable /* NEON's registers hold four floats */
+#define transpose_wide transpose_portable
+#endif
 
 static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                       int64_t ls) {
-    if (mode == KERNELS_NATIVE) transpose_native(how, ni, nj, d, ld, s, ls);
+    if (mode == KERNELS_NATIVE && kernels_avx512()) transpose_wide(how, ni, nj, d, ld, s, ls);
+    else if (mode == KERNELS_NATIVE) transpose_native(how, ni, nj, d, ld, s, ls);
     else transpose_portable(how, ni, nj, d, ld, s, ls);
 }
 
