@@ -24,8 +24,9 @@
  *   portable    the fast kernels, their vector code compiled for the CPU family's baseline
  *               (SSE2 on x86-64, NEON on aarch64): the same code on every CPU
  *   native      (or unset) the same fast kernels, their vector code compiled for this CPU's
- *               instructions: AVX2 and FMA on x86-64 where it has them (and AVX-512 in lesson
- *               6's matmul and lesson 7's GELU and attention); on other CPUs, as portable
+ *               instructions: AVX2 and FMA on x86-64 where it has them (and AVX-512 in the
+ *               core's transposing copy, lesson 6's matmul and lesson 7's linear layer, GELU
+ *               and attention); on other CPUs, as portable
  *   avx2        native, but never AVX-512 (what a CPU without it would run)
  * Any other value is reported once on stderr and runs the reference.
  */
@@ -49,8 +50,8 @@ typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, c
                           const int64_t *a_strides, const float *b, const int64_t *b_strides);
 /* lesson 1: the backward of out = a op b: ga[...] += g * d out/d a, gb[...] += g * d out/d b,
  * g contiguous in shape; ga or gb NULL when that input needs no gradient. With store, = instead
- * of += (over whatever they held): only when no dim of ga or gb is broadcast (stride 0) and they
- * are not the same buffer, so that each element is written once. */
+ * of += (over whatever they held): only when no dim longer than 1 has stride 0 in ga or gb and
+ * they are not the same buffer, so that each element is written once. */
 typedef void BinaryBackwardKernel(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                   const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
                                   const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool store);
@@ -73,8 +74,9 @@ typedef void GatherRowsKernel(const Tensor *table, const int64_t *indices, int64
 typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                           float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate);
 /* lesson 7: the linear layer: out (rows, n) = x (rows, k) @ w + b, b's n floats (b_stride apart)
- * in every row of out; without b (NULL), the product stored over out. x and out contiguous, w
- * (k, n) through its strides */
+ * in every row of out; without b (NULL), the product stored over out (whatever it held). x and
+ * out contiguous, w (k, n) through its strides; out overlaps none of x, w and b. With k = 0,
+ * every row of out is b (zeros without b). */
 typedef void LinearKernel(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs,
                           const float *b, int64_t b_stride, float *out, int64_t n);
 /* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
@@ -159,8 +161,8 @@ typedef enum { KERNELS_REFERENCE, KERNELS_PORTABLE, KERNELS_NATIVE } KernelMode;
 /* The setting the table was filled for (native only on a CPU that has vector instructions the
  * portable kernels do not use: on x86-64, AVX2 and FMA). */
 KernelMode kernels_mode(void);
-/* True when the fast kernels may use AVX-512 (native, on a CPU that has it): lesson 6's matmul,
- * lesson 7's GELU forward and attention. */
+/* True when the fast kernels may use AVX-512 (native, on a CPU that has it): the core's
+ * transposing copy, lesson 6's matmul, lesson 7's linear layer, GELU forward and attention. */
 bool kernels_avx512(void);
 /* What runs, as a word for messages and benchmarks: "reference", "portable", "avx2" or
  * "avx512". */

@@ -21,8 +21,8 @@ CrossEntropyKernel cross_entropy_fast;
 CrossEntropyBackwardKernel cross_entropy_backward_fast;
 GatherRowsKernel gather_rows_fast;                        /* lessons/5-gather/gather_fast.c */
 MatmulKernel matmul_fast;                                 /* lessons/6-bmm/gemm.c */
-LinearKernel linear_fast;
-GeluKernel gelu_fast;                                     /* lessons/7-train/train_fast.c */
+LinearKernel linear_fast;                                 /* lessons/7-train/train_fast.c */
+GeluKernel gelu_fast;
 GeluBackwardKernel gelu_backward_fast;
 LayerNormKernel layer_norm_fast;
 LayerNormBackwardKernel layer_norm_backward_fast;

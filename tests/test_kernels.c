@@ -84,6 +84,15 @@ static void expect_same_mat(const char *what, const Mat *got, const Mat *want, d
     expect_same(what, got->buf, want->buf, got->len, tol);
 }
 
+/* A buffer that a kernel stores over nan holds no nan once the reference has run: else a fast
+ * kernel that left the nan where it lay would match it. */
+static void expect_no_nan(const char *what, const float *want, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(want[i]))
+            ck_abort_msg("%s: the reference kernel left float %lld of the buffer nan, where it must store", what,
+                         (long long)i);
+}
+
 /* Every setting of COURSE_KERNELS whose table differs from the reference's. */
 #define FOR_EACH_FAST_SETTING(name)                                                                   \
     for (const char *const *setting_ = test_kernel_modes(); *setting_; setting_++)                    \
@@ -328,8 +337,10 @@ START_TEST(test_binary_kernels) {
                      * one's may be a multiply-add the compiler fused */
                     char grad_what[240];
                     snprintf(grad_what, sizeof grad_what, "%s: a's gradient%s", what, store ? ", stored over nan" : "");
+                    if (store && need_a) expect_no_nan(grad_what, a.grad_want, a.grad_len);
                     expect_same(grad_what, a.grad, a.grad_want, a.grad_len, kind_a == 0 ? 1e-6 : 1e-4);
                     snprintf(grad_what, sizeof grad_what, "%s: b's gradient%s", what, store ? ", stored over nan" : "");
+                    if (store && need_b) expect_no_nan(grad_what, b.grad_want, b.grad_len);
                     expect_same(grad_what, b.grad, b.grad_want, b.grad_len, kind_b == 0 ? 1e-6 : 1e-4);
                     free(out), free(want), free(g), operand_free(&a), operand_free(&b);
                 }
@@ -471,6 +482,7 @@ START_TEST(test_matmul_kernel) {
                          (long long)m, (long long)kk, (long long)kk, (long long)n, layout_name[la], layout_name[lb],
                          layout_name[lo], accumulate ? ", added into" : ", stored over nan");
                 /* sums of up to 600 products of size up to 1, in another order */
+                if (!accumulate) expect_no_nan(what, want.buf, want.len);
                 expect_same_mat(what, &out, &want, 4e-5);
                 free(a.buf), free(b.buf), free(out.buf), free(want.buf);
             }
@@ -483,19 +495,20 @@ END_TEST
 START_TEST(test_linear_kernel) {
     Rng rng = rng_seeded(test_seed());
     /* (rows, k, n): around the tiles (8 x 16 and 8 x 32), the right and bottom edges, past one
-     * slice of the sum (KC = 256: b is put in before the first slice only), and small products
-     * (GEMM_SMALL) that go to the reference */
-    const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17}, {33, 64, 27}, {2, 2, 2}, {1, 40, 1}};
+     * slice of the sum (KC = 256: b is put in before the first slice only), small products
+     * (GEMM_SMALL) that go to the reference, and k = 0 (each row of out is b, or zeros) */
+    const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17},
+                                {33, 64, 27}, {2, 2, 2},  {1, 40, 1},   {6, 0, 20}};
     const int w_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
-        int turn = 0;
         for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++)
-            for (int l = 0; l < 4; l++, turn++) {
+            for (int l = 0; l < 4; l++) {
                 int64_t rows = sizes[s][0], kk = sizes[s][1], n = sizes[s][2];
                 Mat x = mat_new(&rng, rows, kk, ROW_MAJOR, -1, 1), w = mat_new(&rng, kk, n, w_layouts[l], -1, 1);
-                /* b: none, contiguous, every other float of a longer row, or one float repeated */
-                int b_kind = turn % 4;
+                /* b: none, contiguous, every other float of a longer row, or one float repeated;
+                 * each size meets each kind of b with another layout of w */
+                int b_kind = (s + l) % 4;
                 int64_t b_stride = b_kind == 2 ? 2 : b_kind == 3 ? 0 : 1;
                 Mat b = mat_new(&rng, 1, 2 * n, ROW_MAJOR, -1, 1);
                 const float *bias = b_kind == 0 ? NULL : at(&b);
@@ -509,6 +522,7 @@ START_TEST(test_linear_kernel) {
                          (long long)rows, (long long)kk, (long long)kk, (long long)n, layout_name[w_layouts[l]],
                          b_kind == 0 ? "none" : b_kind == 1 ? "contiguous" : b_kind == 2 ? "every other float"
                                                                                          : "one float repeated");
+                expect_no_nan(what, want.buf, want.len);
                 expect_same_mat(what, &out, &want, 4e-5);
                 free(x.buf), free(w.buf), free(b.buf), free(out.buf), free(want.buf);
             }
@@ -545,6 +559,7 @@ START_TEST(test_train_kernels) {
                 gelu_backward_reference(2, shape, at(&x), strides_of(&x), t_want, g, gx_want, accumulate);
                 snprintf(what, sizeof what, "%s kernels, gelu's backward of a %s (%lld,%lld), %s", name,
                          layout_name[layout], (long long)rows, (long long)d, accumulate ? "added" : "stored over nan");
+                if (!accumulate) expect_no_nan(what, gx_want, n);
                 expect_same(what, gx, gx_want, n, 2e-6);
                 /* AdamW over the same n floats, three steps from the same start */
                 float *p = buf[0], *p_want = buf[2], m[300], v[300], m_want[300], v_want[300];
@@ -664,6 +679,8 @@ START_TEST(test_attention_kernels) {
                 snprintf(what, sizeof what, "%s kernels, attention's backward of (%lld,%lld,%lld,%lld), %s", name,
                          (long long)b, (long long)t, (long long)heads, (long long)d,
                          (const char *[]){"stored over nan", "added, no k gradient", "added, only k's gradient"}[pass]);
+                if (pass == 0) /* all three gradients stored */
+                    expect_no_nan(what, grads_want, n), expect_no_nan(what, spare_want, n), expect_no_nan(what, y_want, n);
                 expect_same(what, grads, grads_want, n, 1e-4);
                 expect_same(what, spare, spare_want, n, 1e-4);
                 if (pass == 0) expect_same(what, y, y_want, n, 1e-4);

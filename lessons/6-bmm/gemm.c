@@ -384,16 +384,10 @@ void matmul_fast(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int
         matmul_reference(a, a_rs, a_cs, b, b_rs, b_cs, out, out_rs, out_cs, m, k, n, accumulate);
 }
 
-/* The table's linear (lesson 7's linear layer): out = x @ w + b, b in every row of out. The
- * kernel adds b's row to each tile's sums as it stores the tile, where the reference first copies b into all of
- * out and then adds the product into it: out written twice, and read between (docs/7-train.md).
- * Without b, the product is stored over out. Small products, and those gemm cannot take, go to
- * linear_reference. */
-void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs, const float *b,
-                 int64_t b_stride, float *out, int64_t n) {
+bool gemm_f32_plus_row(const float *a, int64_t m, int64_t k, const float *b, int64_t b_rs, int64_t b_cs,
+                       const float *row, int64_t row_stride, float *out, int64_t n) {
     MicroKernel kernel;
-    bool small = (double)rows * (double)k * (double)n <= GEMM_SMALL || (rows == 1 && n == 1);
-    if (small || k <= 0 || !pick_kernel(&kernel) ||
-        !gemm(&kernel, x, k, 1, w, w_rs, w_cs, out, n, 1, rows, k, n, false, b, b_stride))
-        linear_reference(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n);
+    bool small = (double)m * (double)k * (double)n <= GEMM_SMALL || (m == 1 && n == 1);
+    return !small && k > 0 && pick_kernel(&kernel) &&
+           gemm(&kernel, a, k, 1, b, b_rs, b_cs, out, n, 1, m, k, n, false, row, row_stride);
 }

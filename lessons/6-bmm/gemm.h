@@ -2,7 +2,8 @@
  * gemm.h - lesson 6's fast float32 matrix product: cache blocking, packing and a
  * register-blocked micro-kernel, with the kernel chosen at run time for the CPU it runs on
  * (docs/6-bmm.md, section 7.7). Its kernel for the table is matmul_fast (kernels_fast.h);
- * this header is gemm_f32's, for the tests and the bench.
+ * this header is gemm_f32's, for the tests and the bench, and gemm_f32_plus_row's, for lesson
+ * 7's linear layer.
  *
  * Letters as in bmm.c: a is (m, k), b is (k, n), out is (m, n); rs and cs are a matrix's row
  * and column strides, in elements.
@@ -36,6 +37,15 @@ enum { GEMM_SMALL_BUFFER = 32768 };
  * plain C. */
 bool gemm_f32(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs, float *out,
               int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n);
+
+/* out = a @ b + row: an (m, k) a and an (m, n) out, both contiguous, b through its strides, and
+ * row's n floats (row_stride apart) added to every row of out, or, with row NULL, the product
+ * stored over out (whatever it held). The row is added to each tile's sums as the tile is
+ * stored, so out is written once. The table's linear entry (lessons/7-train/train_fast.c). False,
+ * with out untouched, for a product the fast kernels do not take (small, or k = 0, or under
+ * COURSE_KERNELS=reference) or whose buffer cannot be allocated: the caller computes it. */
+bool gemm_f32_plus_row(const float *a, int64_t m, int64_t k, const float *b, int64_t b_rs, int64_t b_cs,
+                       const float *row, int64_t row_stride, float *out, int64_t n);
 
 /* Products of at most this many multiply-adds (8 x 8 x 8) are left to the reference kernel. */
 #define GEMM_SMALL 512

@@ -1,17 +1,27 @@
 /*
- * train_fast.c - lesson 7's GELU, layer norm, AdamW and attention over the heads, fast: the
- * same formulas as train.c's reference kernels, over contiguous floats eight at a time instead
- * of the odometer, with common/platform.h's vf8 (compiled for the portable build, and for AVX2
- * and FMA under COURSE_KERNELS=native): tanh(u) from the vector exp, where libm's tanhf takes
- * one element at a time. GELU was 42% of a training step before this file (docs/7-train.md,
- * "How fast"). GELU's forward and the attention, written once in train_lanes.h, also run
- * sixteen at a time in vf16 where AVX-512 may (kernels_avx512()).
- */
+ * train_fast.c - lesson 7's linear layer, GELU, layer norm, AdamW and attention over the
+ * heads, fast. The linear layer is lesson 6's GEMM with the bias added as each tile is stored;
+ * the rest are the same formulas as train.c's reference kernels, over contiguous floats eight
+ * at a time instead of the odometer, with common/platform.h's vf8 (compiled for the portable
+ * build, and for AVX2 and FMA under COURSE_KERNELS=native): tanh(u) from the vector exp, where
+ * libm's tanhf takes one element at a time. GELU was 42% of a training step before this file
+ * (docs/7-train.md, "How fast"). GELU's forward and the attention, written once in
+ * train_lanes.h, also run sixteen at a time in vf16 where AVX-512 may (kernels_avx512()). */
 #include <math.h>
 
+#include "gemm.h"
 #include "kernels_fast.h"
 #include "platform.h"
 #include "train.h"
+
+/* The table's linear: out = x @ w + b, b in every row of out. The reference first copies b
+ * into all of out and then adds the product into it: out written twice, and read between
+ * (docs/7-train.md). Without b, the product is stored over out. */
+void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs, const float *b,
+                 int64_t b_stride, float *out, int64_t n) {
+    if (!gemm_f32_plus_row(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n))
+        linear_reference(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n);
+}
 
 /* True when x, of that shape, is contiguous: the fast kernels take only those. */
 static bool is_row_major(int rank, const int64_t *shape, const int64_t *strides) {
