@@ -631,8 +631,9 @@ START_TEST(test_layer_norm_kernels) {
 }
 END_TEST
 
-/* Attention over the heads: sizes the fast kernel takes (T and D multiples of 8, up to 64) and
- * sizes it hands to the reference, a causal mask and one of finite values; the backward added
+/* Attention over the heads: sizes the fast kernel takes (T and D multiples of 8, up to 64;
+ * with AVX-512, multiples of 16 run in sixteen lanes, the others in eight) and sizes it hands
+ * to the reference, a causal mask and one of finite values; the backward added
  * to gradients, stored over nan, and with k's gradient left out. */
 START_TEST(test_attention_kernels) {
     Rng rng = rng_seeded(test_seed());
