@@ -101,6 +101,7 @@ VECTOR_BODY void kernel_vf8_body(int64_t kc, const float *a, int64_t a_rs, int64
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     vf8 c00 = {0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     vf8 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    _Pragma("GCC unroll 4")
     for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR) { /* a's column p is q floats on */
         vf8 b0 = vf8_load(pb), b1 = vf8_load(pb + 8);
 #define ROW(i)                  \
@@ -126,9 +127,16 @@ static void kernel_vf8_portable(int64_t kc, const float *a, int64_t a_rs, int64_
                                 int64_t ldc, const float *from, int64_t from_rs) {
     kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
 }
+/* The body built once per kind of a: rows contiguous (a_cs = 1, read where it lies), columns
+ * contiguous (a_rs = 1: a transposed, or packed), or neither. With one stride a constant, the
+ * rows' loads are offsets from one or two registers, and the loop, unrolled, steps fewer
+ * counters; with both strides unknown, gcc ran out of registers for the row pointers (X^T @ g,
+ * the weights' gradients, (64,512) @ (512,64): 140-147 to 148-158 GFLOP/s, docs/6-bmm.md). */
 VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
                                             float *c, int64_t ldc, const float *from, int64_t from_rs) {
-    kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
+    if (a_cs == 1) kernel_vf8_body(kc, a, a_rs, 1, pb, c, ldc, from, from_rs);
+    else if (a_rs == 1) kernel_vf8_body(kc, a, 1, a_cs, pb, c, ldc, from, from_rs);
+    else kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
 }
 
 #ifdef TARGET_AVX512
@@ -190,13 +198,14 @@ TARGET_AVX512 static void kernel_avx512(int64_t kc, const float *a, int64_t a_rs
  * when it adds) comes half as often, which counts when kc is 64. Sixteen accumulators keep the
  * two FMA units busy without an even/odd split. It takes every pair of slivers; an odd last one goes to
  * kernel_avx512. */
-TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                                             const float *pb2, float *c, int64_t ldc, const float *from,
-                                             int64_t from_rs) {
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+kernel_avx512_wide_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
+                        float *c, int64_t ldc, const float *from, int64_t from_rs) {
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs;
     vf16 l0 = {0}, l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
     vf16 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0; /* right */
+    _Pragma("GCC unroll 4")
     for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR, pb2 += NR) { /* a's column p is q floats on */
         vf16 b0, b1;
         VF16_LOAD(b0, pb);
@@ -212,6 +221,14 @@ TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t
     VF16_PUT(c + i * ldc + NR, r##i, from ? from + i * from_rs + NR : NULL)
     STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
 #undef STORE
+}
+/* built once per kind of a, as kernel_vf8_native is */
+TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
+                                             const float *pb2, float *c, int64_t ldc, const float *from,
+                                             int64_t from_rs) {
+    if (a_cs == 1) kernel_avx512_wide_body(kc, a, a_rs, 1, pb, pb2, c, ldc, from, from_rs);
+    else if (a_rs == 1) kernel_avx512_wide_body(kc, a, 1, a_cs, pb, pb2, c, ldc, from, from_rs);
+    else kernel_avx512_wide_body(kc, a, a_rs, a_cs, pb, pb2, c, ldc, from, from_rs);
 }
 #endif
 
