@@ -178,25 +178,29 @@ START_TEST(test_transposes) {
 END_TEST
 
 /* Transposed copies larger than KERNELS_STREAM_BYTES into rows that start on a line: the
- * streamed path, with 8 rows left over after the 16 x 16 blocks, and with 8 columns left over
- * (rows of 2056 floats, 2064 apart) next to streamed lines, the padding left alone. */
+ * streamed path, with 8 rows left over after the 16 x 16 blocks (2056), with 8 columns left
+ * over (rows of 2056 floats, 2064 apart) next to streamed lines, with 5 columns left over and
+ * 5 rows left over, each time the padding left alone. */
 START_TEST(test_strided_copy_streamed) {
     enum { ROWS = 2056, LD = 2064 }; /* 17 MB; rows 2064 floats apart start on a line */
+    /* whole 16 x 16 blocks; columns left over in 8s; columns not a multiple of 8; rows not a multiple of 8 */
+    const int64_t sizes[4][2] = {{ROWS, LD}, {ROWS, ROWS}, {ROWS, 2061}, {2053, LD}};
     float *src = malloc((size_t)ROWS * LD * sizeof(float));
     float *got = aligned_alloc(64, (size_t)ROWS * LD * sizeof(float)), *want = malloc((size_t)ROWS * LD * sizeof(float));
     ck_assert(src && got && want);
     for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) src[i] = (float)i;
-    for (int64_t cols = LD; cols >= ROWS; cols -= LD - ROWS) {
-        ck_assert((int64_t)ROWS * cols * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
-        const int64_t shape[2] = {ROWS, cols}, dst_strides[2] = {LD, 1}, src_strides[2] = {1, ROWS};
+    for (int s = 0; s < 4; s++) {
+        const int64_t rows = sizes[s][0], cols = sizes[s][1];
+        ck_assert(rows * cols * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+        const int64_t shape[2] = {rows, cols}, dst_strides[2] = {LD, 1}, src_strides[2] = {1, rows};
         for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) want[i] = -1.0f;
         strided_copy_reference(2, shape, want, dst_strides, src, src_strides);
         FOR_EACH_FAST_SETTING(name) {
             for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) got[i] = -1.0f;
             kernels()->copy(2, shape, got, dst_strides, src, src_strides);
             char what[120];
-            snprintf(what, sizeof what, "%s kernels, copy of a transposed (%d,%lld) into rows %d apart", name, ROWS,
-                     (long long)cols, LD);
+            snprintf(what, sizeof what, "%s kernels, copy of a transposed (%lld,%lld) into rows %d apart", name,
+                     (long long)rows, (long long)cols, LD);
             expect_same(what, got, want, (int64_t)ROWS * LD, 0);
         }
     }
@@ -496,9 +500,10 @@ START_TEST(test_linear_kernel) {
     Rng rng = rng_seeded(test_seed());
     /* (rows, k, n): around the tiles (8 x 16 and 8 x 32), the right and bottom edges, past one
      * slice of the sum (KC = 256: b is put in before the first slice only), small products
-     * (GEMM_SMALL) that go to the reference, and k = 0 (each row of out is b, or zeros) */
+     * (GEMM_SMALL) that go to the reference, k = 0 (each row of out is b, or zeros), and rows
+     * past the first block of GEMM_MC = 144 */
     const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17},
-                                {33, 64, 27}, {2, 2, 2},  {1, 40, 1},   {6, 0, 20}};
+                                {33, 64, 27}, {2, 2, 2},  {1, 40, 1},   {6, 0, 20}, {150, 64, 48}};
     const int w_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();

@@ -599,7 +599,7 @@ END_TEST
 START_TEST(test_large_transposes_stream) {
     const int64_t sizes[3][2] = {{2053, 2064}, {2048, 2064}, {2051, 2070}};
     for (const char *const *mode = test_kernel_modes(); *mode; mode++)
-        for (int k = 0; k < 4 && strcmp(*mode, "native") != 0; k++) { /* native adds AVX-512 to gemm alone */
+        for (int k = 0; k < 4; k++) {
             const char *kernels = use_kernels(*mode);
             /* the view v, (r, c) or (heads, d, t), of x's storage, and where its elements are */
             int64_t r, c, heads = 75, t = 1008, d = 60;

@@ -127,16 +127,16 @@ static void kernel_vf8_portable(int64_t kc, const float *a, int64_t a_rs, int64_
                                 int64_t ldc, const float *from, int64_t from_rs) {
     kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
 }
-/* The body built once per kind of a: rows contiguous (a_cs = 1, read where it lies), columns
- * contiguous (a_rs = 1: a transposed, or packed), or neither. With one stride a constant, the
- * rows' loads are offsets from one or two registers, and the loop, unrolled, steps fewer
- * counters; with both strides unknown, gcc ran out of registers for the row pointers (X^T @ g,
- * the weights' gradients, (64,512) @ (512,64): 140-147 to 148-158 GFLOP/s, docs/6-bmm.md). */
+/* The body built once per kind of a that gemm hands a kernel: rows contiguous (a_cs = 1, read
+ * where it lies) or columns contiguous (a_rs = 1: a transposed, or packed; gemm packs any other
+ * a). With one stride a constant, the rows' loads are offsets from one or two registers, and
+ * the loop, unrolled, steps fewer counters; with both strides unknown, gcc ran out of registers
+ * for the row pointers (X^T @ g, the weights' gradients, (64,512) @ (512,64): 140-147 to
+ * 148-158 GFLOP/s, docs/6-bmm.md). */
 VECTOR_NATIVE static void kernel_vf8_native(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
                                             float *c, int64_t ldc, const float *from, int64_t from_rs) {
     if (a_cs == 1) kernel_vf8_body(kc, a, a_rs, 1, pb, c, ldc, from, from_rs);
-    else if (a_rs == 1) kernel_vf8_body(kc, a, 1, a_cs, pb, c, ldc, from, from_rs);
-    else kernel_vf8_body(kc, a, a_rs, a_cs, pb, c, ldc, from, from_rs);
+    else kernel_vf8_body(kc, a, 1, a_cs, pb, c, ldc, from, from_rs); /* a_rs == 1 */
 }
 
 #ifdef TARGET_AVX512
@@ -227,8 +227,7 @@ TARGET_AVX512 static void kernel_avx512_wide(int64_t kc, const float *a, int64_t
                                              const float *pb2, float *c, int64_t ldc, const float *from,
                                              int64_t from_rs) {
     if (a_cs == 1) kernel_avx512_wide_body(kc, a, a_rs, 1, pb, pb2, c, ldc, from, from_rs);
-    else if (a_rs == 1) kernel_avx512_wide_body(kc, a, 1, a_cs, pb, pb2, c, ldc, from, from_rs);
-    else kernel_avx512_wide_body(kc, a, a_rs, a_cs, pb, pb2, c, ldc, from, from_rs);
+    else kernel_avx512_wide_body(kc, a, 1, a_cs, pb, pb2, c, ldc, from, from_rs); /* a_rs == 1 */
 }
 #endif
 
