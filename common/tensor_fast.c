@@ -454,8 +454,8 @@ VECTOR_BODY void transpose_body(const Write how, const int lanes, int64_t ni, in
     }
 }
 
-/* One copy of the loop per kind of store, so that none is chosen per store; each built three
- * times: for the portable build, AVX2 and AVX-512. */
+/* One copy of the loop per kind of store, so that none is chosen per store; on x86-64 each built
+ * three times (the portable build, AVX2, AVX-512), elsewhere once. */
 VECTOR_BODY void transpose_kinds(Write how, int lanes, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                  int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
@@ -464,7 +464,8 @@ VECTOR_BODY void transpose_kinds(Write how, int lanes, int64_t ni, int64_t nj, f
     else if (how == ADD) transpose_body(ADD, lanes, ni, nj, d, ld, s, ls);
     else transpose_body(COPY, lanes, ni, nj, d, ld, s, ls);
 }
-/* 16-byte registers (SSE, NEON) take the blocks of 4 x 4; AVX2's 32-byte ones, of 8 x 8 */
+/* 16-byte registers (SSE, NEON) take the blocks of 4 x 4; AVX2's 32-byte ones, of 8 x 8;
+ * AVX-512's 64-byte ones, of 16 x 16 */
 static void transpose_portable(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     transpose_kinds(how, 4, ni, nj, d, ld, s, ls);
 }

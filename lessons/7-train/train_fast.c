@@ -16,7 +16,8 @@
 
 /* The table's linear: out = x @ w + b, b in every row of out. The reference first copies b
  * into all of out and then adds the product into it: out written twice, and read between
- * (docs/7-train.md). Without b, the product is stored over out. */
+ * (docs/7-train.md). Without b, the product is stored over out. Products too small to pack
+ * (k = 0 among them) and a buffer that cannot be allocated go to the reference. */
 void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs, const float *b,
                  int64_t b_stride, float *out, int64_t n) {
     if (!gemm_f32_plus_row(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n))
