@@ -184,12 +184,12 @@ END_TEST
 START_TEST(test_strided_copy_streamed) {
     enum { ROWS = 2056, LD = 2064 }; /* 17 MB; rows 2064 floats apart start on a line */
     /* whole 16 x 16 blocks; columns left over in 8s; columns not a multiple of 8; rows not a multiple of 8 */
-    const int64_t sizes[4][2] = {{ROWS, LD}, {ROWS, ROWS}, {ROWS, 2061}, {2053, LD}};
+    const int64_t sizes[][2] = {{ROWS, LD}, {ROWS, ROWS}, {ROWS, 2061}, {2053, LD}};
     float *src = malloc((size_t)ROWS * LD * sizeof(float));
     float *got = aligned_alloc(64, (size_t)ROWS * LD * sizeof(float)), *want = malloc((size_t)ROWS * LD * sizeof(float));
     ck_assert(src && got && want);
     for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) src[i] = (float)i;
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++) {
         const int64_t rows = sizes[s][0], cols = sizes[s][1];
         ck_assert(rows * cols * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
         const int64_t shape[2] = {rows, cols}, dst_strides[2] = {LD, 1}, src_strides[2] = {1, rows};
