@@ -201,6 +201,11 @@ int main(int argc, char **argv) {
         printf("\nthe step's matrix products: %.1f MFLOP; the library's GEMM (512^3, measured now): %.1f GFLOP/s, so "
                "%.3f ms of products\n", flops / 1e6, rate, flop_ms);
         printf("the step's time over its products' time: %.2f\n", ours_best / flop_ms);
+        /* the products alone at this rate are the least a step can take: when they are already
+         * past TARGET_TORCH of PyTorch's step, no work outside the GEMM can meet that target */
+        if (torch_ok)
+            printf("the products' time alone over PyTorch's step: %.2f (no step of ours can go below it at this GEMM rate)\n",
+                   flop_ms / torch_best);
         bench_target_at_most("training step / its matrix products' time", ours_best / flop_ms, TARGET_FLOPS);
     }
     free(s);
