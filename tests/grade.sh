@@ -218,7 +218,7 @@ data_references() {
 library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise function that calls the library
     LIBRARY="$work/library.txt" awk '
         BEGIN { while ((getline s < ENVIRON["LIBRARY"]) > 0) library[s] = 1 }
-        function edge(from, to) { sub(/[+-]0x[0-9a-fA-F]+$/, "", to); sub(/@.*/, "", to); if (to != from) calls[from, to] = 1; targets[from] = targets[from] " " to }
+        function edge(from, to) { sub(/[+-]0x[0-9a-fA-F]+$/, "", to); sub(/@.*/, "", to); if ((from, to) in calls) return; calls[from, to] = 1; targets[from] = targets[from] " " to }
         /^[0-9a-f]+ <[^>]+>:$/ { if (pending != "") edge(f, pending); pending = ""; f = $2; gsub(/[<>:]/, "", f); defined[f] = 1; order[++nf] = f; next }
         f == "" { next }
         /^[ \t]*[0-9a-f]+: R_[A-Z0-9_]+[ \t]/ { pending = ""; edge(f, $3); next }
@@ -236,6 +236,7 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
                 delete seen; delete found; list = ""; queue[1] = start; head = 1; tail = 1; seen[start] = 1
                 while (head <= tail) {
                     g = queue[head++]
+                    reached[g] = 1
                     n = split(targets[g], t, " ")
                     for (j = 1; j <= n; j++) {
                         if (t[j] in library) { if (!(t[j] in found)) { found[t[j]] = 1; list = list (list == "" ? "" : ", ") t[j] } }
@@ -245,6 +246,16 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
                 if (list == "") continue
                 id = start; sub(/^ex/, "", id); split(id, p, "_")
                 printf "%s.%s\t%s\t%s\n", p[1], p[2], start, list
+            }
+            # code no exercise reaches may still hand the library to one: a constructor that
+            # stores a library function in a variable an exercise then calls through
+            for (i = 1; i <= nf; i++) {
+                g = order[i]
+                if (g in reached) continue
+                list = ""
+                n = split(targets[g], t, " ")
+                for (j = 1; j <= n; j++) if (t[j] in library && index(" " list ", ", " " t[j] ", ") == 0) list = list (list == "" ? "" : ", ") t[j]
+                if (list != "") printf "-\t%s\t%s\n", g, list
             }
         }' "$1"
 }
@@ -364,7 +375,14 @@ for dir in $(cut -f 4 "$work/selected.tsv" | uniq); do
             in_sandbox 60 67108864 /usr/bin/objdump -dr "$lesson_stage/exercises.o" 2>/dev/null >"$out/disassembly.txt"
             in_sandbox 60 67108864 /usr/bin/objdump -rt "$lesson_stage/exercises.o" 2>/dev/null >"$out/relocations.txt"
             data_references "$out/relocations.txt" >>"$out/disassembly.txt"
-            library_calls "$out/disassembly.txt" >>"$work/notes.tsv"
+            # an exercise's object disassembles to kilobytes; one padded with megabytes of
+            # references would only keep the grader busy for minutes, outside any time limit
+            size=$(wc -c <"$out/disassembly.txt")
+            if [ "$size" -le 8388608 ]; then
+                library_calls "$out/disassembly.txt" >>"$work/notes.tsv"
+            else
+                echo "  note: lesson $n's object was not checked for calls of the course's library: it disassembles to $size bytes, past the 8 MiB an exercise's would need" >>"$work/unchecked.txt"
+            fi
         fi
         for kept in compile.log link.log disassembly.txt relocations.txt; do trim_log "$out/$kept"; done
     fi
@@ -484,6 +502,10 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name$sc
         }
         return "\"" out "\""
     }
+    # Text for the terminal: no student-written byte may drive it (escape sequences could clear
+    # the screen, hide the real score or write the clipboard), so control characters, ASCII and
+    # UTF-8 C1 alike, become "?".
+    function plain(s) { gsub(controls, "?", s); gsub(c1, "?", s); return s }
     function detail(kind, message) { # the message, less what the status says already ("crashed: signal 11 (...)")
         if (kind == "crashed") sub(/^crashed: [Rr]eceived signal [0-9]+( \([^)]*\))?\.? */, "", message)
         return message
@@ -500,18 +522,20 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name$sc
     }
     BEGIN {
         for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i
-        results = ENVIRON["RESULTS"]; summary = ENVIRON["SUMMARY"]; note = ENVIRON["NOTE"]; isolation = ENVIRON["ISOLATION"]
+        controls = "[" sprintf("%c", 1) "-" sprintf("%c", 31) sprintf("%c", 127) "]"
+        c1 = sprintf("%c", 194) "[" sprintf("%c", 128) "-" sprintf("%c", 159) "]"
+        results = ENVIRON["RESULTS"]; summary = ENVIRON["SUMMARY"]; note = plain(ENVIRON["NOTE"]); isolation = ENVIRON["ISOLATION"]
         stage = ENVIRON["STAGE"]; course = ENVIRON["COURSE"] "/"
     }
     {
-        id[NR] = $1; points[NR] = $2; kind[NR] = $3; title[NR] = $4; message[NR] = $5; logfile[NR] = $6
+        id[NR] = $1; points[NR] = $2; kind[NR] = $3; title[NR] = $4; message[NR] = plain($5); logfile[NR] = plain($6)
         earned[NR] = $3 == "passed" ? $2 : 0
         total += earned[NR]; possible += $2
         if ($3 != "passed") failed = 1
     }
     END {
         printf "%s\n", isolation
-        printf "grading %s\n\n", ENVIRON["WHO"]
+        printf "grading %s\n\n", plain(ENVIRON["WHO"])
         if (note != "") printf "  note: %s\n\n", note
         printf "  %-5s %-46s %-9s %s\n", "id", "title", "points", "status"
         for (i = 1; i <= NR; i++) {
@@ -540,10 +564,17 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name$sc
     }' "$rows"
 status=$?
 [ $status -le 1 ] || not_graded "could not write $results and the summary beside it"
+if [ -s "$work/unchecked.txt" ]; then
+    echo
+    cat "$work/unchecked.txt"
+fi
 if [ -s "$work/notes.tsv" ]; then
     echo
     while IFS="$tab" read -r id function calls; do
-        echo "  note: $id ($function) calls the course's library: $calls"
+        case $id in
+        -) echo "  note: $function, which no exercise calls (a constructor?), refers to the course's library: $calls" ;;
+        *) echo "  note: $id ($function) calls the course's library: $calls" ;;
+        esac
     done <"$work/notes.tsv"
     echo "  (fine where an exercise composes library ops, not where it asks for one written by hand)"
 fi

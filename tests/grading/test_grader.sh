@@ -432,6 +432,8 @@ check "library: 1.3 through a pointer kept in data, and 1.4 through a table, pas
     sh -c "grep -q -E '^  1.3 .* passed$' '$fixtures/grader-library.txt' && grep -q -E '^  1.4 .* passed$' '$fixtures/grader-library.txt' &&
         grep -q \"note: 1.3 (ex1_3_broadcast_strides) calls the course's library: broadcast_strides\" '$fixtures/grader-library.txt' &&
         grep -q \"note: 1.4 (ex1_4_broadcast_map) calls the course's library: broadcast_map\" '$fixtures/grader-library.txt'"
+check "library: a constructor no exercise calls, which stores a library function, is noted" \
+    has "$fixtures/grader-library.txt" "note: stash_library, which no exercise calls (a constructor?), refers to the course's library: broadcast_shapes"
 check "library: 4.4 through common/'s strided iterator, in a helper, is noted" \
     has "$fixtures/grader-library.txt" "note: 4.4 (ex4_4_contiguous_copy) calls the course's library: .*nditer_init"
 

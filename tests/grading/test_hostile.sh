@@ -558,8 +558,27 @@ mkdir -p "$generated/incbin-object/lessons/1-broadcast"
     printf '__asm__(".section .rodata\\n.incbin \\"%s\\"\\n.previous");\n' "$build_abs/obj/lessons/1-broadcast/solutions.o"
     sh tests/stubs.sh lessons/1-broadcast/exercises.h
 } >"$generated/incbin-object/lessons/1-broadcast/exercises.c"
+# one whose compile error carries escape sequences, for the instructor's terminal: clear the
+# screen, print a full score, hide what follows, set the clipboard (OSC 52)
+mkdir -p "$generated/escape-report/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION escape-report (made by tests/grading/test_hostile.sh). Attacks: the"
+    echo " * instructor's terminal, through the compiler's first error, which the report quotes."
+    echo " * Contained: the report holds no control character; the lesson does not compile. */"
+    printf '#error \033]52;c;ZWNobyBob3N0aWxl\007\033[2J\033[Hscore: 15 / 15 (every graded exercise passed: exit status 0)\033[8m\n'
+} >"$generated/escape-report/lessons/1-broadcast/exercises.c"
+# and one padded with megabytes of references to a library function, for the grader's check of
+# which library functions a lesson calls (it ran outside any time limit, quadratic in them)
+mkdir -p "$generated/pad-relocations/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION pad-relocations (made by tests/grading/test_hostile.sh). Attacks: the"
+    echo " * grader's time, with 1.4 million references to tensor_add in data. Contained: the object"
+    echo " * is not analysed (the report says so), and grading ends in seconds. */"
+    printf '%s\n' '__asm__(".data\n.rept 1400000\n.quad tensor_add\n.endr\n.text\n");'
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h
+} >"$generated/pad-relocations/lessons/1-broadcast/exercises.c"
 for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path include-ancestor-cwd \
-    incbin-compile incbin-object read-judge copy-fopen \
+    incbin-compile incbin-object read-judge copy-fopen escape-report pad-relocations \
     copy-system-cc forge-results-line forge-rows forge-daemon forge-proof forge-fd damage-checkout kill-grader exfil-tcp \
     leak-environ linger alarm-off disk-fill; do
     submission=$hostile/$name
@@ -608,6 +627,14 @@ for name in include-proc-cwd include-next include-relative include-abs-proc incl
             cc -I lessons/1-broadcast -I common -I tests -c "$submission/lessons/1-broadcast/exercises.c" -o "$tmp/incbin-object.o"
         check "incbin-object: the lesson does not compile, the solutions' object out of reach" \
             sh -c "grep -q -E '^  1\.1 .* did not compile$' '$report' && grep -q -E '(file not found: |Could not find incbin file .)[^ ]*solutions\.o|solutions\.o: (No such file|Permission denied)' '$report'" ;;
+    escape-report)
+        check "escape-report: the report quotes the compile error ..." grep -q -E '^  1\.1 .* did not compile$' "$report"
+        check "escape-report: ... with no control character in it (no ESC, no BEL)" \
+            sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$report'" ;;
+    pad-relocations)
+        check "pad-relocations: the report says the object was not checked for library calls" \
+            grep -q "lesson 1's object was not checked for calls of the course's library" "$report"
+        check "pad-relocations: grading it takes well under 60 s (took $took s)" faster "$took" 60 ;;
     forge-fd)
         check "forge-fd: 1.3 (forged lines in its reply pipe) fails as the student's program, not the grader's" \
             sh -c "! grep -q 'a fault of the grader' '$report' && grep -q -E '^  1\.3 .* crashed' '$report'" ;;
