@@ -188,8 +188,8 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
     }
     bool wrong = !values_close(got, want, d, 1e-5f);
     ck_assert_msg(!wrong || !values_close(added, no_sum, d, 2e-5f), "%s: each dx_i got s_i * g_i added: the sum_j g_j "
-                  "s_j term is missing. Every s_j depends on x_i, so subtract that sum from g_i: s_i * (g_i - sum_j g_j "
-                  "s_j)", what);
+                  "s_j term is missing, or it came out 0 (does its loop skip a j, say j = 0?). Every s_j depends on x_i, "
+                  "so subtract that sum from g_i: s_i * (g_i - sum_j g_j s_j)", what);
     ck_assert_msg(!wrong || !values_close(added, diagonal, d, 2e-5f), "%s: each dx_i got s_i (1 - s_i) g_i added, which "
                   "is only the diagonal of softmax's Jacobian: every s_j depends on x_i (ds_j/dx_i = -s_i s_j for j != "
                   "i), and the sum_j g_j s_j term is what brings those in: s_i * (g_i - sum_j g_j s_j)", what);
@@ -197,8 +197,9 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
                   "added: the sign is flipped. It is s_i * (g_i - sum_j g_j s_j), g_i first", what);
     for (int64_t j = 0; j < d; j++) {
         if (fabsf(got[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j]))) continue;
-        ck_assert_msg(got[j] != 10.0f + (float)j, "%s: dx[%lld] is still %g, what it held before the call: add its "
-                      "gradient into it", what, (long long)j, (double)got[j]);
+        ck_assert_msg(got[j] != 10.0f + (float)j, "%s: dx[%lld] is still %g, what it held before the call: nothing "
+                      "was added to it. Does the loop over dx skip j = %lld? Add each dx_j's gradient into it", what,
+                      (long long)j, (double)got[j], (long long)j);
         break;
     }
     EXPECT_ARRAY(got, want, d, 1e-5f, what);
@@ -274,7 +275,8 @@ static void check_3_4(const float *x, int64_t d, const char *context, const char
         if (!isfinite(out[j]))
             hint = if_not_finite ? if_not_finite
                                  : " (inf or nan where the answer is finite: subtract the row's max before exp, and "
-                                   "take the log of the sum: log-sum-exp)";
+                                   "take the log of the sum, not of a softmax whose small entries round to 0: "
+                                   "(x_j - m) - log(sum_k exp(x_k - m)), log-sum-exp)";
         else if (fabsf(out[j] - want[j]) <= rounding)
             hint = " (off by about a rounding of the largest score: compute (x - m) - log(sum), not x - (m + log(sum)), "
                    "which rounds m + log(sum) to the size of m first)";
