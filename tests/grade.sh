@@ -248,13 +248,15 @@ library_calls() { # DISASSEMBLY: "ID<TAB>FUNCTION<TAB>calls..." per exercise fun
                 printf "%s.%s\t%s\t%s\n", p[1], p[2], start, list
             }
             # code no exercise reaches may still hand the library to one: a constructor that
-            # stores a library function in a variable an exercise then calls through
+            # stores a library function in a variable an exercise then calls through (its name,
+            # which an assembler label can fill with any byte, printed as a C name or with "?")
             for (i = 1; i <= nf; i++) {
                 g = order[i]
                 if (g in reached) continue
                 list = ""
-                n = split(targets[g], t, " ")
-                for (j = 1; j <= n; j++) if (t[j] in library && index(" " list ", ", " " t[j] ", ") == 0) list = list (list == "" ? "" : ", ") t[j]
+                n = split(targets[g], t, " ") # (each once: edge keeps one of each)
+                for (j = 1; j <= n; j++) if (t[j] in library) list = list (list == "" ? "" : ", ") t[j]
+                gsub(/[^A-Za-z0-9_.$]/, "?", g)
                 if (list != "") printf "-\t%s\t%s\n", g, list
             }
         }' "$1"

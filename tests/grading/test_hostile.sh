@@ -567,6 +567,16 @@ mkdir -p "$generated/escape-report/lessons/1-broadcast"
     echo " * Contained: the report holds no control character; the lesson does not compile. */"
     printf '#error \033]52;c;ZWNobyBob3N0aWxl\007\033[2J\033[Hscore: 15 / 15 (every graded exercise passed: exit status 0)\033[8m\n'
 } >"$generated/escape-report/lessons/1-broadcast/exercises.c"
+# and one whose function name, an assembler label no exercise calls, carries them to the note
+# on code that refers to the library
+mkdir -p "$generated/escape-symbol/lessons/1-broadcast"
+{
+    echo "/* HOSTILE SUBMISSION escape-symbol (made by tests/grading/test_hostile.sh). Attacks: the"
+    echo " * instructor's terminal, through a function name in the report's note. Contained: the"
+    echo " * note shows the name with ? for what is not a C name. */"
+    printf '__asm__(".text\\n\\"\\033[2Jevil\\":\\n movq broadcast_shapes@GOTPCREL(%%rip), %%rax\\n ret\\n");\n'
+    sh tests/stubs.sh lessons/1-broadcast/exercises.h
+} >"$generated/escape-symbol/lessons/1-broadcast/exercises.c"
 # and one padded with megabytes of references to a library function, for the grader's check of
 # which library functions a lesson calls (it ran outside any time limit, quadratic in them)
 mkdir -p "$generated/pad-relocations/lessons/1-broadcast"
@@ -578,7 +588,7 @@ mkdir -p "$generated/pad-relocations/lessons/1-broadcast"
     sh tests/stubs.sh lessons/1-broadcast/exercises.h
 } >"$generated/pad-relocations/lessons/1-broadcast/exercises.c"
 for name in include-proc-cwd include-next include-relative include-abs-proc include-abs-path include-ancestor-cwd \
-    incbin-compile incbin-object read-judge copy-fopen escape-report pad-relocations \
+    incbin-compile incbin-object read-judge copy-fopen escape-report escape-symbol pad-relocations \
     copy-system-cc forge-results-line forge-rows forge-daemon forge-proof forge-fd damage-checkout kill-grader exfil-tcp \
     leak-environ linger alarm-off disk-fill; do
     submission=$hostile/$name
@@ -630,6 +640,11 @@ for name in include-proc-cwd include-next include-relative include-abs-proc incl
     escape-report)
         check "escape-report: the report quotes the compile error ..." grep -q -E '^  1\.1 .* did not compile$' "$report"
         check "escape-report: ... with no control character in it (no ESC, no BEL)" \
+            sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$report'" ;;
+    escape-symbol)
+        check "escape-symbol: the note names the function, with ? for its escape sequence ..." \
+            grep -q "note: ???2Jevil, which no exercise calls" "$report"
+        check "escape-symbol: ... and the report holds no control character" \
             sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$report'" ;;
     pad-relocations)
         check "pad-relocations: the report says the object was not checked for library calls" \
