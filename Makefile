@@ -66,9 +66,28 @@ lesson_topic = $(patsubst $(call lesson_number,$(1))-%,%,$(notdir $(1)))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 NOT_LIBRARY := walkthrough.c exercises.c solutions.c plot.c bench.c diagram.c test_%.c
-LIBRARY_SOURCES := $(wildcard common/*.c) \
-    $(foreach d,$(LESSON_DIRS),$(filter-out $(addprefix $(d)/,$(NOT_LIBRARY)),$(wildcard $(d)/*.c)))
+lesson_library_sources = $(filter-out $(addprefix $(1)/,$(NOT_LIBRARY)),$(wildcard $(1)/*.c))
+LIBRARY_SOURCES := $(wildcard common/*.c) $(foreach d,$(LESSON_DIRS),$(call lesson_library_sources,$(d)))
+
+# The fast files (common/simd.h) are compiled once per build of the CPU family the compiler
+# targets, each with its instructions: on x86-64 the baseline (SSE2), AVX2 with FMA, and
+# AVX-512; elsewhere (aarch64: NEON) the baseline alone. kernels.c picks the build the CPU runs.
+FAST_SOURCES := common/tensor_fast.c $(wildcard lessons/*/*_fast.c)
+ifneq ($(filter x86_64-% amd64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+SIMD_BUILDS := portable avx2 avx512
+else
+SIMD_BUILDS := portable
+endif
+SIMD_FLAGS_avx2 := -mavx2 -mfma
+SIMD_FLAGS_avx512 := -mavx512f -mavx2 -mfma
+fast_obj = $(foreach b,$(SIMD_BUILDS),$(patsubst %.c,$(BUILD)/obj/%.$(b).o,$(1)))
+# the objects of sources: one for a plain file, one per build for a fast file
+objs = $(call obj,$(filter-out $(FAST_SOURCES),$(1))) $(call fast_obj,$(filter $(FAST_SOURCES),$(1)))
+
+# The whole library (the library's own tests and the grader link it), and lesson N's: the core
+# and lessons 1 to N, so that `make lesson1` builds only what lesson 1 needs.
 LIBRARY := $(BUILD)/libcourse.a
+lesson_library = $(BUILD)/lesson$(1)/libcourse.a
 HARNESS := $(call obj,tests/harness.c tests/remote.c)
 # The library's own test programs, one per tests/test_NAME.c: the tensor core, conformance
 # with PyTorch (golden files), every bad input, seeded random testing.
@@ -87,8 +106,8 @@ lesson_spec = $(call lesson_number,$(1)):$(call lesson_topic,$(1)):$(1)
 .PHONY: all test check check-direction deps grader-deps plot-deps golden memcheck docs bench-plots check-docs grade grade-all grade-prereqs grade-env handout gradescope test-grader clean help $(VERBS)
 
 # ---- the library -----------------------------------------------------------------------
-$(call obj,$(wildcard common/*.c)): INCLUDES = -Icommon
-$(LIBRARY): $(call obj,$(LIBRARY_SOURCES))
+$(call objs,$(wildcard common/*.c)): INCLUDES = -Icommon
+$(LIBRARY): $(call objs,$(LIBRARY_SOURCES))
 	@mkdir -p $(@D)
 	$(say) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -98,15 +117,20 @@ $(BUILD)/obj/%.o: %.c
 	$(say) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The fast kernels (kernels_fast.h) may fuse a multiply and an add into one instruction where
-# the CPU has it (FMA): -std=c11 forbids that by default, and the vector exp runs 1.6 times as
-# long without it (docs/3-softmax.md). The reference kernels never do: they are the chapter's
-# arithmetic. -fno-math-errno: sqrtf need not set errno (no fast kernel reads it), so a square
-# root over a vector's lanes compiles to one vector instruction, not a loop of scalar ones
-# (AdamW's, docs/7-train.md). -Wno-psabi: platform.h's vector helpers pass vectors by value,
-# always inlined (gcc notes a calling convention that no call uses).
-FAST_SOURCES := $(wildcard common/*_fast.c lessons/*/*_fast.c) $(wildcard lessons/6-bmm/gemm.c)
-$(call obj,$(FAST_SOURCES)): ALL_CFLAGS += -ffp-contract=fast -fno-math-errno -Wno-psabi
+define SIMD_BUILD_RULE
+$(BUILD)/obj/%.$(1).o: %.c
+	@mkdir -p $$(@D)
+	$$(say) CC "$$< ($(1))"
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$(SIMD_FLAGS_$(1)) -DSIMD_BUILD=$(1) -c $$< -o $$@
+endef
+$(foreach b,$(SIMD_BUILDS),$(eval $(call SIMD_BUILD_RULE,$(b))))
+
+# The fast kernels may fuse a multiply and an add into one instruction where the CPU has it
+# (FMA), which -std=c11 forbids by default; the reference kernels never do: they are the
+# chapter's arithmetic. -fno-math-errno: sqrtf need not set errno (no fast kernel reads it), so
+# a square root over a vector's lanes compiles to one vector instruction. -Wno-psabi: simd.h's
+# helpers pass vectors by value, always inlined (gcc notes a calling convention no call uses).
+$(call fast_obj,$(FAST_SOURCES)): ALL_CFLAGS += -ffp-contract=fast -fno-math-errno -Wno-psabi
 
 # Objects that include check.h need Check installed first.
 $(HARNESS) $(call obj,$(LIBRARY_TEST_SOURCES)): | deps
@@ -139,36 +163,41 @@ define LESSON_RULES
 # $(1) = directory, $(2) = number, $(3) = topic
 L$(2)_OUT := $(BUILD)/lesson$(2)
 L$(2)_INCLUDES := -Icommon -Itests $(addprefix -I,$(wordlist 1,$(2),$(LESSON_DIRS)))
-$(call obj,$(wildcard $(1)/*.c)) $$(L$(2)_OUT)/stubs.o $(BUILD)/grader/lesson$(2)/calls.o: INCLUDES = $$(L$(2)_INCLUDES)
+$(call objs,$(wildcard $(1)/*.c)) $$(L$(2)_OUT)/stubs.o $(BUILD)/grader/lesson$(2)/calls.o: INCLUDES = $$(L$(2)_INCLUDES)
+L$(2)_LIBRARY := $(call lesson_library,$(2))
+$$(L$(2)_LIBRARY): $(call objs,$(wildcard common/*.c) $(foreach d,$(wordlist 1,$(2),$(LESSON_DIRS)),$(call lesson_library_sources,$(d))))
+	@mkdir -p $$(@D)
+	$$(say) AR $$@
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
 L$(2)_TEST_OBJS := $(call obj,$(1)/test_$(3).c $(1)/test_exercises.c)
 
 $$(L$(2)_TEST_OBJS): | deps
 $$(L$(2)_TEST_OBJS): ALL_CFLAGS += $$(CHECK_CFLAGS)
 
-$$(L$(2)_OUT)/walkthrough: $(call obj,$(1)/walkthrough.c) $(LIBRARY)
+$$(L$(2)_OUT)/walkthrough: $(call obj,$(1)/walkthrough.c) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 
-$$(L$(2)_OUT)/test_core: $(call obj,$(1)/test_$(3).c) $(HARNESS) $(LIBRARY)
+$$(L$(2)_OUT)/test_core: $(call obj,$(1)/test_$(3).c) $(HARNESS) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 # The exercise tests, linked once against the student's file and once against the solutions.
-$$(L$(2)_OUT)/test_exercises: $(call obj,$(1)/test_exercises.c $(1)/exercises.c) $(HARNESS) $(LIBRARY)
+$$(L$(2)_OUT)/test_exercises: $(call obj,$(1)/test_exercises.c $(1)/exercises.c) $(HARNESS) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
-$$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c) $(HARNESS) $(LIBRARY)
+$$(L$(2)_OUT)/test_solutions: $(call obj,$(1)/test_exercises.c $(1)/solutions.c) $(HARNESS) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
 ifneq ($(wildcard $(1)/plot.c),)
 # The plot: plot.c writes the data, plot.gp draws it (headless, PNG).
-$$(L$(2)_OUT)/plot: $(call obj,$(1)/plot.c) $(LIBRARY)
+$$(L$(2)_OUT)/plot: $(call obj,$(1)/plot.c) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
@@ -186,7 +215,7 @@ endif
 ifneq ($(wildcard $(1)/bench.c),)
 # The benchmark: `make lessonN bench` runs it; with bench.gp, its data is also plotted.
 $(call obj,$(1)/bench.c): ALL_CFLAGS += $$(BENCH_CFLAGS)
-$$(L$(2)_OUT)/bench: $(call obj,$(1)/bench.c) $(BENCH_OBJ) $(LIBRARY)
+$$(L$(2)_OUT)/bench: $(call obj,$(1)/bench.c) $(BENCH_OBJ) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(BENCH_LIBS) $$(LDLIBS) -o $$@
@@ -208,7 +237,7 @@ $$(L$(2)_OUT)/stubs.c: $(1)/exercises.h tests/stubs.sh
 	$$(Q)sh tests/stubs.sh $$< > $$@
 $$(L$(2)_OUT)/stubs.o: $$(L$(2)_OUT)/stubs.c
 	$$(Q)$$(CC) -I$(1) $$(ALL_CFLAGS) -Wno-unused-parameter -c $$< -o $$@
-$$(L$(2)_OUT)/list_exercises: $(call obj,$(1)/test_exercises.c) $$(L$(2)_OUT)/stubs.o $(HARNESS) $(LIBRARY)
+$$(L$(2)_OUT)/list_exercises: $(call obj,$(1)/test_exercises.c) $$(L$(2)_OUT)/stubs.o $(HARNESS) $$(L$(2)_LIBRARY)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(CHECK_LIBS) $$(LDLIBS) -o $$@
 
@@ -268,7 +297,7 @@ check-direction:
 # that run no benchmark; `make diagrams` (or `make lessonN diagrams`) draws only them.
 define DIAGRAM_RULES
 # $(1) = directory, $(2) = number, $(3) = topic
-$$(L$(2)_OUT)/diagram: $(call obj,$(1)/diagram.c) $(LIBRARY)
+$$(L$(2)_OUT)/diagram: $(call obj,$(1)/diagram.c) $$(L$(2)_LIBRARY)
 	@mkdir -p $$(@D)
 	$$(say) LINK $$@
 	$$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
@@ -310,7 +339,7 @@ ifeq ($(SELECTED),)
 test check: $(LIBRARY) $(LIBRARY_TESTS) $(ALL_CORE_TESTS) $(ALL_SOLUTION_TESTS) | check-direction
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' EMULATOR='$(EMULATOR)' sh tests/run.sh all $(foreach d,$(LESSON_DIRS),$(call lesson_spec,$(d)))
 else
-test check: $(LIBRARY) $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
+test check: $(foreach d,$(SELECTED),$(BUILD)/lesson$(call lesson_number,$(d))/test_core)
 	@BUILD='$(BUILD)' MAKE='$(SUBMAKE)' V='$(V)' EMULATOR='$(EMULATOR)' sh tests/run.sh student $(foreach d,$(SELECTED),$(call lesson_spec,$(d)))
 endif
 

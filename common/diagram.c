@@ -52,7 +52,7 @@ int diagram_cell(Diagram *d, const char *part, int64_t row, int64_t col, float v
     bool ok = format_text("diagram_cell", c->label, sizeof c->label, label_fmt, ap);
     va_end(ap);
     if (!ok) return -1;
-    strcpy(c->part, part);
+    snprintf(c->part, sizeof c->part, "%s", part); /* name_is_valid: it fits */
     c->row = row, c->col = col, c->value = value, c->link = link, c->kind = kind;
     d->n_cells++;
     return 0;
@@ -71,8 +71,8 @@ int diagram_note(Diagram *d, const char *name, const char *text_fmt, ...) {
     bool ok = format_text("diagram_note", text, sizeof text, text_fmt, ap);
     va_end(ap);
     if (!ok) return -1; /* a failed replacement keeps the note as it was */
-    strcpy(d->notes[i].name, name);
-    strcpy(d->notes[i].text, text);
+    snprintf(d->notes[i].name, sizeof d->notes[i].name, "%s", name); /* name_is_valid: it fits */
+    snprintf(d->notes[i].text, sizeof d->notes[i].text, "%s", text);   /* the same size */
     if (i == d->n_notes) d->n_notes++;
     return 0;
 }

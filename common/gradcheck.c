@@ -87,6 +87,11 @@ int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
     if (!out)
         return fail(report, report_size, "gradcheck: the function failed: %s",
                     tensor_error() ? tensor_error() : "(no message)");
+    int64_t n_after = 0; /* fn must not change which inputs require grad: `first` is sized by n_grads */
+    for (int i = 0; i < n_inputs; i++)
+        if (holds_gradient(inputs, i)) n_after += tensor_numel(inputs[i]);
+    if (n_after != n_grads)
+        return bad_argument(report, report_size, "gradcheck: fn changed which inputs require grad");
     int64_t n_out = tensor_numel(out);
     Rng rng = rng_seeded(o.seed);
     Tensor *w = tensor_zeros(out->ctx, out->shape, out->rank);
@@ -122,6 +127,7 @@ int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
         Tensor *x = inputs[i];
         float *g = tensor_data(tensor_grad(x));
         for (int64_t j = 0, n = tensor_numel(x); j < n && status == 0; j++) {
+            /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): a backward never changes requires_grad, so these are the inputs copied into first */
             double want = (double)held_before(kept[j]) + kept[j];
             if (!isfinite(kept[j]) || fabs((double)g[j] - want) <= o.atol + o.rtol * fabs(want)) continue;
             unravel_index(j, x->shape, x->rank, index);

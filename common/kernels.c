@@ -1,6 +1,8 @@
 /*
- * kernels.c - the table of kernels (kernels.h): which kernel each entry points at, for each
- * setting of COURSE_KERNELS. This is the one place that names both kinds of kernel.
+ * kernels.c - the table of kernels (kernels.h): the one place that knows which CPU it runs on.
+ * It asks the CPU which builds of the fast kernels it runs, and fills every entry with the
+ * reference kernel or with the build that COURSE_KERNELS and the CPU choose, as BLIS fills its
+ * context.
  */
 #include "kernels.h"
 
@@ -8,72 +10,90 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_fast.h"
-#include "platform.h"
+#define BUILD_NAME(topic, build) #build,
+static const char *const builds[KERNELS_BUILDS] = {KERNELS_EACH_BUILD(BUILD_NAME, unused)};
+
+bool kernels_cpu_runs(const char *build) {
+    if (!build) return false;
+    if (strcmp(build, "portable") == 0) return true; /* the family's baseline */
+#if defined(__x86_64__)
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (strcmp(build, "avx2") == 0) return avx2;
+    if (strcmp(build, "avx512") == 0) return avx2 && __builtin_cpu_supports("avx512f");
+#endif
+    return false;
+}
+
+/* ==== the lessons' entries ================================================================= */
+
+enum { MAX_LESSONS = 16 };
+static const KernelsLesson *lessons[MAX_LESSONS];
+static int n_lessons;
+
+void kernels_register(const KernelsLesson *lesson) {
+    if (lesson && n_lessons < MAX_LESSONS) lessons[n_lessons++] = lesson;
+}
+
+/* Every entry that `from` sets, set in `to`. */
+static void take(Kernels *to, const Kernels *from) {
+#define TAKE(entry) \
+    if (from->entry) to->entry = from->entry
+    TAKE(copy);
+    TAKE(accumulate);
+    TAKE(binary);
+    TAKE(binary_backward);
+    TAKE(exp);
+    TAKE(softmax_rows);
+    TAKE(softmax_backward);
+    TAKE(cross_entropy);
+    TAKE(cross_entropy_backward);
+    TAKE(gather_rows);
+    TAKE(matmul);
+    TAKE(linear);
+    TAKE(gelu);
+    TAKE(gelu_backward);
+    TAKE(layer_norm);
+    TAKE(layer_norm_backward);
+    TAKE(attention);
+    TAKE(attention_backward);
+    TAKE(adamw);
+#undef TAKE
+}
+
+/* ==== filling the table ==================================================================== */
 
 static Kernels table;
-static KernelMode mode;
-static bool avx512;
+static int build_used;           /* an index into builds, or -1: the reference */
 static const char *setting_used; /* NULL until the table is filled */
 
-static void fill(KernelMode want) {
-    /* reference: every op runs the chapter's loop */
-    table = (Kernels){
-        .copy = strided_copy_reference,
-        .accumulate = strided_accumulate_reference,
-        .binary = binary_reference,
-        .binary_backward = binary_backward_reference,
-        .softmax_rows = softmax_rows_reference,
-        .softmax_backward = softmax_backward_reference,
-        .cross_entropy = cross_entropy_reference,
-        .cross_entropy_backward = cross_entropy_backward_reference,
-        .gather_rows = gather_rows_reference,
-        .matmul = matmul_reference,
-        .linear = linear_reference,
-        .gelu = gelu_reference,
-        .gelu_backward = gelu_backward_reference,
-        .layer_norm = layer_norm_reference,
-        .layer_norm_backward = layer_norm_backward_reference,
-        .attention = attention_reference,
-        .attention_backward = attention_backward_reference,
-        .adamw = adamw_reference,
-    };
-    mode = want == KERNELS_NATIVE && !platform_has_native() ? KERNELS_PORTABLE : want;
-    if (mode == KERNELS_REFERENCE) return;
-    /* portable and native: the fast kernels, written once in plain C and vector extensions;
-     * under native, each runs its code compiled for this CPU's vector instructions
-     * (kernels_mode() says which) */
-    table.copy = strided_copy_fast;
-    table.accumulate = strided_accumulate_fast;
-    table.binary = binary_fast;
-    table.binary_backward = binary_backward_fast;
-    table.softmax_rows = softmax_rows_fast;
-    table.softmax_backward = softmax_backward_fast;
-    table.cross_entropy = cross_entropy_fast;
-    table.cross_entropy_backward = cross_entropy_backward_fast;
-    table.gather_rows = gather_rows_fast;
-    table.matmul = matmul_fast;
-    table.linear = linear_fast;
-    table.gelu = gelu_fast;
-    table.gelu_backward = gelu_backward_fast;
-    table.layer_norm = layer_norm_fast;
-    table.layer_norm_backward = layer_norm_backward_fast;
-    table.attention = attention_fast;
-    table.attention_backward = attention_backward_fast;
-    table.adamw = adamw_fast;
+/* Every lesson's reference kernels, then, for a build, its fast ones over them. */
+static void fill(int build) {
+    table = (Kernels){0};
+    for (int i = 0; i < n_lessons; i++) take(&table, &lessons[i]->reference);
+    for (int i = 0; i < n_lessons && build >= 0; i++) take(&table, lessons[i]->fast[build]);
+    build_used = build;
+}
+
+/* The index of the build of that name, where this CPU runs it; else that of the fallback. */
+static int build_if_runs(const char *name, int fallback) {
+    for (int b = 0; b < KERNELS_BUILDS; b++)
+        if (strcmp(builds[b], name) == 0 && kernels_cpu_runs(name)) return b;
+    return fallback;
 }
 
 const char *kernels_use(const char *setting) {
     static bool warned;
-    bool native = !setting || !*setting || strcmp(setting, "native") == 0, capped = setting && strcmp(setting, "avx2") == 0;
-    if (native || capped) {
-        fill(KERNELS_NATIVE);
-        setting_used = capped ? "avx2" : "native";
+    if (!setting || !*setting || strcmp(setting, "native") == 0) {
+        fill(build_if_runs("avx512", build_if_runs("avx2", 0)));
+        setting_used = "native";
+    } else if (strcmp(setting, "avx2") == 0) {
+        fill(build_if_runs("avx2", 0));
+        setting_used = "avx2";
     } else if (strcmp(setting, "portable") == 0) {
-        fill(KERNELS_PORTABLE);
+        fill(0);
         setting_used = "portable";
     } else {
-        fill(KERNELS_REFERENCE);
+        fill(-1);
         setting_used = "reference";
         if (strcmp(setting, "reference") != 0 && !warned) {
             warned = true;
@@ -82,7 +102,6 @@ const char *kernels_use(const char *setting) {
                     setting);
         }
     }
-    avx512 = mode == KERNELS_NATIVE && native && platform_has_avx512();
     return kernels_name();
 }
 
@@ -95,14 +114,7 @@ const Kernels *kernels(void) {
     return &table;
 }
 
-KernelMode kernels_mode(void) { return kernels(), mode; }
-
-bool kernels_avx512(void) { return kernels(), avx512; }
-
 const char *kernels_name(void) {
-    switch (kernels_mode()) {
-    case KERNELS_REFERENCE: return "reference";
-    case KERNELS_PORTABLE: return "portable";
-    default: return avx512 ? "avx512" : "avx2";
-    }
+    kernels();
+    return build_used < 0 ? "reference" : builds[build_used];
 }

@@ -50,14 +50,21 @@ float *tensor_grad_data(Tensor *t) {
     return tensor_data(t->grad);
 }
 
-float *tensor_grad_begin(Tensor *t, bool *overwrite) {
-    if (!overwrite) return tensor_null_input("grad_begin", t ? "overwrite" : "t"), NULL;
-    *overwrite = false; /* on every path: false wherever NULL is returned */
-    if (!t) return tensor_null_input("grad_begin", "t"), NULL;
-    if (!grad_make(t)) return NULL;
-    *overwrite = t->grad_unset; /* the caller writes every element: it counts as zeroed from now on */
-    t->grad_unset = false;
-    return tensor_data(t->grad);
+bool tensor_grads_begin(int n, Tensor *const *inputs, const bool *whole, float **grads) {
+    if (!grads || (n > 0 && !inputs)) return tensor_null_input("grads_begin", grads ? "inputs" : "grads"), true;
+    bool store = true;
+    for (int i = 0; i < n; i++) {
+        Tensor *t = inputs[i];
+        grads[i] = t && t->requires_grad && grad_make(t) ? tensor_data(t->grad) : NULL;
+        if (!grads[i]) continue;
+        store = store && t->grad_unset && (!whole || whole[i]);
+        for (int j = 0; j < i; j++) store = store && inputs[j] != t;
+    }
+    /* stored over, a gradient counts as zeroed from now on; added to, it is zeroed first if unset */
+    for (int i = 0; i < n; i++)
+        if (grads[i] && store) inputs[i]->grad_unset = false;
+        else if (grads[i]) tensor_grad_data(inputs[i]);
+    return !store;
 }
 
 Tensor *tensor_grad(Tensor *t) {
@@ -81,13 +88,20 @@ void tensor_zero_grad(Tensor *t) {
     t->grad_unset = false;
 }
 
+/* True when an input of t requires grad: the inputs whose gradients t's backward writes */
+static bool passes_gradient(const Tensor *t) {
+    for (int i = 0; i < t->n_inputs; i++)
+        if (t->inputs[i]->requires_grad) return true;
+    return false;
+}
+
 /* Every tensor that `root` depends on and that requires grad, inputs before the tensors made
  * from them (a post-order depth-first walk, kept iterative so long chains cannot overflow
  * the C stack). Returns the count, or -1 if memory ran out. */
 static int topological_order(Tensor *root, Tensor **order) {
     Ctx *ctx = root->ctx;
     int capacity = ctx->n_tensors;
-    Tensor **stack = malloc((size_t)capacity * sizeof *stack);
+    Tensor **stack = malloc((size_t)capacity * sizeof *stack); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     int *next_input = malloc((size_t)capacity * sizeof *next_input);
     if (!stack || !next_input) return free(stack), free(next_input), -1;
     unsigned epoch = ++ctx->epoch;
@@ -128,7 +142,7 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         return tensor_set_error("backward: upstream gradient has shape %s but the output has shape %s",
                                 shape_format(upstream->shape, upstream->rank, u, sizeof u),
                                 shape_format(out->shape, out->rank, s, sizeof s)), -1;
-    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
+    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     int n = order ? topological_order(out, order) : -1;
     /* Every gradient exists before any backward runs, so backward functions never allocate.
      * Each is zeroed when it is first used (tensor_grad_data), not here: zeroing megabytes of
@@ -157,9 +171,10 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
         for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
     else
         g[0] += 1.0f; /* d loss / d loss */
-    /* a backward reads its output's gradient: zeros, if nothing downstream added to it */
+    /* a backward reads its output's gradient: zeros, if nothing downstream added to it; one
+     * with no input that requires grad has nothing to pass on */
     for (int i = n - 1; i >= 0; i--)
-        if (order[i]->backward && tensor_grad_data(order[i])) order[i]->backward(order[i]);
+        if (order[i]->backward && tensor_grad_data(order[i]) && passes_gradient(order[i])) order[i]->backward(order[i]);
     /* and a gradient that nothing reached (an op that passed none on) is zeros when backward
      * returns, however it is read afterwards */
     for (int i = 0; i < n; i++)

@@ -79,7 +79,8 @@ static void blocks_free(Block *b) {
 
 Ctx *ctx_new(void) {
     Ctx *ctx = calloc(1, sizeof(Ctx));
-    return ctx ? ctx : (tensor_set_error("ctx_new: out of memory"), NULL);
+    if (!ctx) tensor_set_error("ctx_new: out of memory");
+    return ctx;
 }
 
 void ctx_free(Ctx *ctx) {
@@ -125,7 +126,9 @@ static void *arena_alloc(Ctx *ctx, size_t bytes, bool zeroed) {
         fresh->next = head;
         ctx->blocks = head = fresh;
     }
+    /* cppcheck-suppress nullPointerRedundantCheck ; head is the block just made when it was NULL */
     void *p = head->memory + head->used;
+    /* cppcheck-suppress nullPointerRedundantCheck ; as above */
     head->used += size + REDZONE;
     ctx->bytes += size;
     ASAN_UNPOISON_MEMORY_REGION(p, bytes);
@@ -217,6 +220,21 @@ bool tensor_null_input(const char *op, const char *which) {
     return false;
 }
 
+bool tensor_error_as(const char *op, const char *fmt, ...) {
+    char rest[sizeof error_message]; /* the message after its "name: " */
+    const char *colon = error_recorded ? strstr(error_message, ": ") : NULL;
+    snprintf(rest, sizeof rest, "%s", colon ? colon + 2 : error_recorded ? error_message : "failed");
+    size_t used = strlen(rest);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rest + used, sizeof rest - used, fmt, ap);
+        va_end(ap);
+    }
+    tensor_set_error("%s: %s", op, rest);
+    return false;
+}
+
 bool rank_is_valid(const char *op, int rank) {
     if (rank >= 0 && rank <= TENSOR_MAX_RANK) return true;
     return tensor_set_error("%s: rank %d is outside 0..%d (TENSOR_MAX_RANK)", op, rank, TENSOR_MAX_RANK), false;
@@ -235,6 +253,36 @@ bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char
     if (!a || !b) return tensor_null_input(op, !a ? "a" : "b");
     if (a->ctx == b->ctx) return true;
     return tensor_set_error("%s: %s belong to different contexts", op, what), false;
+}
+
+/* The i-th of INPUTS' names, "x, gamma, beta", into buf */
+static const char *nth_name(const char *names, int i, char *buf, size_t size) {
+    while (names && i-- > 0 && (names = strchr(names, ','))) names++;
+    names = names ? names + strspn(names, " ") : "";
+    snprintf(buf, size, "%.*s", (int)strcspn(names, ", "), names);
+    return buf;
+}
+
+bool inputs_valid(const char *op, const char *names, const Tensor *const *inputs, int n) {
+    char name[64], first[64], both[sizeof first + sizeof name + 8];
+    for (int i = 0; i < n; i++)
+        if (!inputs || !inputs[i]) return tensor_null_input(op, nth_name(names, i, name, sizeof name));
+    for (int i = 1; i < n; i++) {
+        snprintf(both, sizeof both, "%s and %s", nth_name(names, 0, first, sizeof first),
+                 nth_name(names, i, name, sizeof name));
+        if (!contexts_match(op, inputs[0], inputs[i], both)) return false;
+    }
+    return true;
+}
+
+bool shape_is(const char *op, const char *name, const Tensor *t, const char *letters, const int64_t *want, int rank,
+              const char *of_name, const Tensor *of) {
+    if (!t) return tensor_null_input(op, name);
+    if (shape_equal(t->shape, t->rank, want, rank)) return true;
+    char w[SHAPE_STR_MAX], o[SHAPE_STR_MAX], g[SHAPE_STR_MAX], from[SHAPE_STR_MAX + 80] = "";
+    if (of) snprintf(from, sizeof from, " for %.64s %s", of_name, shape_format(of->shape, of->rank, o, sizeof o));
+    return tensor_set_error("%s: %s must be %s = %s%s, got %s", op, name, letters, shape_format(want, rank, w, sizeof w),
+                            from, shape_format(t->shape, t->rank, g, sizeof g)), false;
 }
 
 /* ==== shapes ============================================================================ */
@@ -438,16 +486,17 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
 
 int64_t tensor_numel(const Tensor *t) { return t ? shape_numel(t->shape, t->rank) : 0; }
 
-bool tensor_is_contiguous(const Tensor *t) {
-    if (!t) return false;
+bool strides_are_contiguous(const int64_t *shape, int rank, const int64_t *strides) {
     int64_t expected = 1;
-    for (int d = t->rank - 1; d >= 0; d--) {
-        if (t->shape[d] == 0) return true;
-        if (t->shape[d] != 1 && t->strides[d] != expected) return false;
-        expected *= t->shape[d];
+    for (int d = rank - 1; d >= 0; d--) {
+        if (shape[d] == 0) return true;
+        if (shape[d] != 1 && strides[d] != expected) return false;
+        expected *= shape[d];
     }
     return true;
 }
+
+bool tensor_is_contiguous(const Tensor *t) { return t && strides_are_contiguous(t->shape, t->rank, t->strides); }
 
 float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : NULL; }
 
@@ -529,6 +578,37 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
     return !__builtin_mul_overflow(inner_size, inner_stride, &run) && outer_stride == run;
 }
 
+int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
+                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
+    const char *op = "merge_dims";
+    if (!rank_is_valid(op, rank)) return -1;
+    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
+        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
+                                NDITER_MAX_OPERANDS), -1;
+    bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
+    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
+    if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
+    int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
+    int m = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        if (shape[d] == 1) continue; /* never moves */
+        bool joins = m > 0;
+        for (int k = 0; k < n_operands && joins; k++) joins = dims_merge(shape[d], strides[k][d], sizes[m - 1], steps[k][m - 1]);
+        if (joins) {
+            sizes[m - 1] *= shape[d];
+        } else {
+            sizes[m] = shape[d];
+            for (int k = 0; k < n_operands; k++) steps[k][m] = strides[k][d];
+            m++;
+        }
+    }
+    for (int d = 0; d < m; d++) {
+        merged_shape[d] = sizes[m - 1 - d];
+        for (int k = 0; k < n_operands; k++) merged_strides[k][d] = steps[k][m - 1 - d];
+    }
+    return m;
+}
+
 /* The checks of both loops below, before either path runs: a valid shape (rank 0..8, no
  * negative dim, a count that fits) and, unless it is empty, the four arrays. */
 static bool strided_args_valid(const char *op, int rank, const int64_t *shape, const float *dst,
@@ -573,14 +653,14 @@ void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_
 }
 
 /* contiguous: forward copies, backward passes the gradient straight through (copied, if it is
- * the first to reach x: tensor_grad_begin). */
+ * the first to reach x: tensor_grads_begin). */
 static void contiguous_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t strides[TENSOR_MAX_RANK];
     contiguous_strides(x->shape, x->rank, strides);
-    bool first;
-    float *gx = tensor_grad_begin(x, &first);
-    (first ? strided_copy : strided_accumulate)(x->rank, x->shape, gx, strides, tensor_grad_data(out), strides);
+    float *gx;
+    bool accumulate = tensor_grads_begin(1, &x, NULL, &gx);
+    (accumulate ? strided_accumulate : strided_copy)(x->rank, x->shape, gx, strides, tensor_grad_data(out), strides);
 }
 
 Tensor *tensor_contiguous(Tensor *x) {
@@ -591,3 +671,7 @@ Tensor *tensor_contiguous(Tensor *x) {
     strided_copy(x->rank, x->shape, tensor_data(out), out->strides, tensor_data(x), x->strides);
     return tensor_record(out, "contiguous", contiguous_backward, 1, &x);
 }
+
+/* ==== the core's entries of the table of kernels (kernels.h) =============================== */
+
+KERNELS_LESSON(tensor, .copy = strided_copy_reference, .accumulate = strided_accumulate_reference)

@@ -15,7 +15,8 @@
  *
  * Autodiff: every op records its inputs and a backward function on its output. Gradients are
  * contiguous tensors of the same shape as the tensor they belong to, and backward functions
- * always accumulate into them with +=.
+ * accumulate into them with +=, or store (=) into one that nothing has reached yet
+ * (tensor_grads_begin says when).
  */
 #ifndef TENSOR_H
 #define TENSOR_H
@@ -54,7 +55,7 @@ struct Tensor {
     bool requires_grad;
     Tensor *grad;    /* contiguous, same shape; NULL until backward needs it */
     bool grad_unset; /* grad is made but not yet zeroed: read it through tensor_grad_data, tensor_grad
-                      * or tensor_grad_begin */
+                      * or tensor_grads_begin */
     const char *op;  /* "leaf" for tensors made from values */
     Tensor *inputs[TENSOR_MAX_INPUTS];
     int n_inputs;
@@ -108,6 +109,14 @@ void tensor_set_error(const char *fmt, ...)
 /* For an op given a NULL input: keeps the message already recorded (the first thing that
  * went wrong), or records "<op>: input <which> is NULL" if there is none. Always false. */
 bool tensor_null_input(const char *op, const char *which);
+/* For an op whose helper failed: the helper's message with the op's name in place of the
+ * helper's ("broadcast_shapes: operands could not ..." becomes "add: operands could not ..."),
+ * and what only the op knows appended (fmt, printf-style, or NULL). Always false. */
+bool tensor_error_as(const char *op, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* The checks that ops repeat, each with its one message: true when the value is fine, else
  * false with the message recorded.
  *   rank_is_valid     "<op>: rank 9 is outside 0..8 (TENSOR_MAX_RANK)"
@@ -118,6 +127,20 @@ bool tensor_null_input(const char *op, const char *which);
 bool rank_is_valid(const char *op, int rank);
 bool axis_normalize(const char *op, int axis, int rank, int *out);
 bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char *what);
+/* The checks an op with several inputs starts with: if (!inputs_valid(op, INPUTS(x, gamma,
+ * beta))) return NULL; true when none is NULL and all share the first one's context, else
+ * tensor_null_input's message for the first NULL ("layer_norm: input gamma is NULL") or
+ * "layer_norm: x and gamma belong to different contexts". INPUTS passes the names as written,
+ * the tensors and their count. */
+bool inputs_valid(const char *op, const char *names, const Tensor *const *inputs, int n);
+#define INPUTS(...)                                              \
+    #__VA_ARGS__, ((const Tensor *const[]){__VA_ARGS__}),        \
+        (int)(sizeof((const Tensor *const[]){__VA_ARGS__}) / sizeof(const Tensor *))
+/* A shape an argument must have: if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x))
+ * return NULL; else "attention: wq must be (C, C) = (4,4) for x (2,3,4), got (4,3)" (no " for
+ * ..." when of is NULL; a NULL t is tensor_null_input's message). */
+bool shape_is(const char *op, const char *name, const Tensor *t, const char *letters, const int64_t *want, int rank,
+              const char *of_name, const Tensor *of);
 
 /* ---- shapes ------------------------------------------------------------------------- */
 
@@ -178,8 +201,12 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
 /* ---- reading tensors ---------------------------------------------------------------- */
 
 int64_t tensor_numel(const Tensor *t);
-/* True if strides are row-major for the shape (dims of size 1 may have any stride). */
+/* True if t's strides are row-major for its shape (dims of size 1 may have any stride). */
 bool tensor_is_contiguous(const Tensor *t);
+/* The same for a shape and strides as arrays (rank 0..TENSOR_MAX_RANK, arrays not NULL): the
+ * one test of contiguity, which the fast kernels ask too. Asked of the last dim alone
+ * (&shape[rank - 1], 1, &strides[rank - 1]), it says whether each row is contiguous. */
+bool strides_are_contiguous(const int64_t *shape, int rank, const int64_t *strides);
 /* The element at a multi-index (no bounds check beyond the caller's). */
 float tensor_get(const Tensor *t, const int64_t *index);
 /* The value of a one-element tensor; NaN with an error otherwise. */
@@ -229,6 +256,12 @@ void nditer_init_rows(NdIter *it, const Tensor *x);
  * The one rule for merging dims: reshape's views (lesson 4), lesson 6's batch fold and the
  * fast loops (kernels.h) all ask it. */
 bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, int64_t inner_stride);
+/* The dims of shape that every operand can walk as one (dims_merge) merged, and dims of size 1
+ * dropped: a contiguous (4096,4096) is one dim of 16M elements, which the fast loops walk.
+ * Writes the m merged dims, outermost first, and returns m (0 for one element); -1, writing
+ * nothing, with an error, for a rank or operand count out of range or a NULL array. */
+int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides, int64_t *merged_shape,
+               int64_t merged_strides[][TENSOR_MAX_RANK]);
 
 /* dst[i] += src[i] for every index i of `shape`, both addressed through strides: the odometer
  * above. A stride of 0 in src reads one element many times (a broadcast); a stride of 0 in dst
@@ -261,7 +294,8 @@ Tensor *tensor_contiguous(Tensor *x);
 Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, Tensor *const *inputs);
 
 /* Reverse-mode autodiff from a one-element loss: seeds d loss/d loss = 1, then calls each op's
- * backward in reverse topological order. Leaf gradients accumulate across calls (zero them
+ * backward in reverse topological order (that of an op with no input that requires grad has
+ * nothing to pass on, and is not called). Leaf gradients accumulate across calls (zero them
  * with tensor_zero_grad / ctx_zero_grads); gradients of intermediate tensors are recomputed
  * from zero on every call. Returns 0, or -1 with an error (NULL loss, non-scalar loss). */
 int tensor_backward(Tensor *loss);
@@ -277,12 +311,14 @@ void tensor_zero_grad(Tensor *t);
  * tensor_backward makes every gradient it needs at its start and zeroes each when it is first
  * used, when the memory is in the cache for the add; those nothing used, before it returns. */
 float *tensor_grad_data(Tensor *t);
-/* For a backward that writes every element of t's gradient: the same buffer, except that where
- * tensor_grad_data would zero it first, it is returned as it is, with *overwrite true: nothing
- * has reached it yet, and the caller stores (=) each element instead of adding (+=), so the
- * zeroing is saved (a step of lesson 7 clears megabytes otherwise). *overwrite false: add, as
- * always. NULL with an error if t or overwrite is NULL or memory runs out. */
-float *tensor_grad_begin(Tensor *t, bool *overwrite);
+/* How a backward starts the gradients its kernel writes under one `accumulate` flag (true: add
+ * into them; false: store over them). Sets grads[i] to inputs[i]'s gradient, NULL where it needs
+ * none, and returns false (store, saving the clearing) only when nothing has reached any of
+ * them yet, each is written whole (whole[i], or NULL for all: every element gets one term, as a
+ * broadcast input's gradient does not) and no tensor is given twice (x * x); else true, having
+ * cleared those nothing had reached. One gradient: bool acc = tensor_grads_begin(1, &x, NULL,
+ * &gx). A NULL grads or inputs records "grads_begin: input grads is NULL" and returns true. */
+bool tensor_grads_begin(int n, Tensor *const *inputs, const bool *whole, float **grads);
 
 /* ---- printing ----------------------------------------------------------------------- */
 

@@ -1,86 +1,22 @@
 /*
- * tensor_fast.c - the fast kernels of the core's strided_copy and strided_accumulate
- * (tensor.c), and the helpers every fast kernel shares (kernels_fast.h).
- *
- * What it speeds up: tensor_contiguous, tensor_to_array, every sum over an axis and every
- * backward that adds through a view. It is in the table (kernels.h) unless
- * COURSE_KERNELS=reference.
- * It computes what the reference's odometer computes, in an order that follows memory:
+ * tensor_fast.c - the fast kernels of the core's strided_copy and strided_accumulate: the
+ * pairs of elements the reference's odometer computes, in an order that follows memory:
  *   1. dims that the source walks backwards are walked forwards, the dims are sorted so that
  *      the innermost loop has the smallest strides, and dims that line up are merged;
  *   2. the innermost loop is then one of a few plain loops: a row copied (memcpy) or added,
  *      a row summed into one element, one value broadcast along a row; rows shorter than 64
  *      floats, copied or added onto rows of their own, two dims in one loop;
  *   3. a transpose (each operand contiguous along a different dim) is cut into tiles, each
- *      moved through vector registers 16 x 16 at a time, and a large copy streams its writes.
- * docs/4-permute.md ("How fast is the copy") and docs/2-reduce.md ("How fast: walking memory in
- * order") measure each step.
+ *      moved through vector registers in blocks as wide as the build's, and a copy larger than
+ *      the cache streams its writes.
+ * docs/4-permute.md and docs/2-reduce.md ("How fast") measure each step.
  */
-#include "kernels_fast.h"
-
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform.h"
+#include "kernels_fast.h"
+#include "simd_stream.h"
 #include "tensor_internal.h"
-
-/* ==== merging dims ========================================================================= */
-
-int kernels_merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
-    const char *op = "kernels_merge_dims";
-    if (!rank_is_valid(op, rank)) return -1;
-    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
-        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
-                                NDITER_MAX_OPERANDS), -1;
-    bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
-    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
-    if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
-    int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
-    int m = 0;
-    for (int d = rank - 1; d >= 0; d--) {
-        if (shape[d] == 1) continue; /* never moves */
-        bool joins = m > 0;
-        for (int k = 0; k < n_operands && joins; k++) joins = dims_merge(shape[d], strides[k][d], sizes[m - 1], steps[k][m - 1]);
-        if (joins) {
-            sizes[m - 1] *= shape[d];
-        } else {
-            sizes[m] = shape[d];
-            for (int k = 0; k < n_operands; k++) steps[k][m] = strides[k][d];
-            m++;
-        }
-    }
-    for (int d = 0; d < m; d++) {
-        merged_shape[d] = sizes[m - 1 - d];
-        for (int k = 0; k < n_operands; k++) merged_strides[k][d] = steps[k][m - 1 - d];
-    }
-    return m;
-}
-
-void nditer_init_inner(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *inner_n, int64_t *inner_strides) {
-    nditer_init(it, rank, shape, n_operands, strides); /* checks the arguments */
-    if (!it) return;
-    if (!inner_n || (n_operands > 0 && !inner_strides)) {
-        it->remaining = 0; /* visits nothing */
-        tensor_set_error("nditer_init_inner: inner_n and inner_strides must not be NULL");
-        return;
-    }
-    *inner_n = 0;
-    if (it->remaining == 0) return; /* a failed start, or an empty shape */
-    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
-    int m = kernels_merge_dims(rank, shape, n_operands, strides, merged_shape, merged);
-    /* the last merged dim is the inner loop's; the others are the iterator's */
-    *inner_n = m > 0 ? merged_shape[m - 1] : 1;
-    for (int k = 0; k < n_operands; k++) inner_strides[k] = m > 0 ? merged[k][m - 1] : 0;
-    it->rank = m > 0 ? m - 1 : 0;
-    for (int d = 0; d < it->rank; d++) {
-        it->shape[d] = merged_shape[d];
-        for (int k = 0; k < n_operands; k++) it->strides[k][d] = merged[k][d];
-    }
-    it->remaining /= *inner_n;
-}
 
 /* ==== the plain inner loops ================================================================ */
 
@@ -103,49 +39,32 @@ static void row_copy(int64_t n, float *d, int64_t ds, const float *s, int64_t ss
     }
 }
 
-/* d[i] += s_0[i] + ... + s_{k-1}[i] for k <= 4 rows of n floats. Eight at a time: gcc -O2 does
- * not vectorize a loop of unknown length, but it does turn eight copies of a statement into
- * one vector instruction. Four rows per pass load and store d a quarter as often. */
-static void rows_add(float *restrict d, const float *const *s, int k, int64_t n) {
-    const float *restrict a = s[0], *restrict b = k > 1 ? s[1] : NULL, *restrict c = k > 2 ? s[2] : NULL,
-                          *restrict e = k > 3 ? s[3] : NULL;
+/* d[i] += s_0[i] + ... + s_{k-1}[i] for k <= 4 rows of n floats, or, reversed, d[n - 1 - i]
+ * (a row that runs the other way: a reversed view summed over its first axis). Eight at a
+ * time: gcc -O2 does not vectorize a loop of unknown length, but it does turn eight copies of
+ * a statement into one vector instruction. Four rows per pass load and store d a quarter as
+ * often. */
+SIMD_INLINE void rows_add_body(float *restrict d, const float *const *s, int k, int64_t n, bool reversed) {
+#define AT(i) (reversed ? n - 1 - (i) : (i))
     int64_t i = 0;
     if (k == 4) {
+        const float *restrict a = s[0], *restrict b = s[1], *restrict c = s[2], *restrict e = s[3];
         for (; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; j++) d[i + j] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
-        for (; i < n; i++) d[i] += (a[i] + b[i]) + (c[i] + e[i]);
+            for (int j = 0; j < 8; j++) d[AT(i + j)] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
+        for (; i < n; i++) d[AT(i)] += (a[i] + b[i]) + (c[i] + e[i]);
         return;
     }
     for (int r = 0; r < k; r++) {
         const float *restrict x = s[r];
         for (i = 0; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; j++) d[i + j] += x[i + j];
-        for (; i < n; i++) d[i] += x[i];
+            for (int j = 0; j < 8; j++) d[AT(i + j)] += x[i + j];
+        for (; i < n; i++) d[AT(i)] += x[i];
     }
+#undef AT
 }
-
-/* o[n - 1 - i] += x[i] for i < n: a row added onto a row that runs the other way (a reversed
- * view summed over its first axis), eight at a time as in rows_add. */
-static void row_add_reversed(float *restrict o, const float *restrict x, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) o[n - 1 - (i + j)] += x[i + j];
-    for (; i < n; i++) o[n - 1 - i] += x[i];
-}
-
-/* rows_add onto a row that runs the other way: d[n - 1 - i] += s_0[i] + ... + s_{k-1}[i],
- * four rows a pass, as rows_add does: lesson 2's reversed sum over the first axis took 1.15-1.65
- * times the contiguous sum's time with one a pass, 1.05 with four. */
+static void rows_add(float *restrict d, const float *const *s, int k, int64_t n) { rows_add_body(d, s, k, n, false); }
 static void rows_add_reversed(float *restrict d, const float *const *s, int k, int64_t n) {
-    if (k < 4) {
-        for (int r = 0; r < k; r++) row_add_reversed(d, s[r], n);
-        return;
-    }
-    const float *restrict a = s[0], *restrict b = s[1], *restrict c = s[2], *restrict e = s[3];
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) d[n - 1 - (i + j)] += (a[i + j] + b[i + j]) + (c[i + j] + e[i + j]);
-    for (; i < n; i++) d[n - 1 - i] += (a[i] + b[i]) + (c[i] + e[i]);
+    rows_add_body(d, s, k, n, true);
 }
 
 /* rows contiguous rows of n floats, dr and sr apart, copied or added (how) onto as many rows
@@ -167,97 +86,29 @@ static void short_rows(Write how, int64_t rows, int64_t n, float *restrict d, in
     }
 }
 
-/* d[i] += x for i < n: one value added along a row (the backward of a sum over the row),
- * eight at a time as in rows_add. */
-static void row_add_value(float *restrict d, float x, int64_t n) {
+/* d[i * ds] += s[i * ss] for i < n; one value along a contiguous row (the backward of a sum
+ * over the row) eight at a time, as in rows_add (rows of stride 1 onto rows of stride 1 or -1
+ * go through rows_add and rows_add_reversed instead). */
+static void row_add(int64_t n, float *restrict d, int64_t ds, const float *restrict s, int64_t ss) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) d[i + j] += x;
-    for (; i < n; i++) d[i] += x;
+    if (ds == 1 && ss == 0)
+        for (const float x = s[0]; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++) d[i + j] += x;
+    for (; i < n; i++) d[i * ds] += s[i * ss];
 }
 
-/* d[i * ds] += s[i * ss] for i < n, a value along a contiguous row in row_add_value (rows of
- * stride 1 onto rows of stride 1 or -1 go through rows_add and rows_add_reversed instead). */
-static void row_add(int64_t n, float *d, int64_t ds, const float *s, int64_t ss) {
-    if (ds == 1 && ss == 0) {
-        row_add_value(d, s[0], n);
-    } else if (ss == 0) {
-        for (int64_t i = 0; i < n; i++) d[i * ds] += s[0];
-    } else {
-        for (int64_t i = 0; i < n; i++) d[i * ds] += s[i * ss];
-    }
-}
-
-/* The total of a chunk of n floats x, added up in eight running sums acc: theirs, or, when a
- * running sum overflowed float (+inf and -inf would meet as nan, from finite numbers), the
- * chunk added again in double. */
-static double chunk_total(const float *acc, const float *x, int64_t n) {
-    float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    if (isfinite(total)) return total;
-    double exact = 0.0;
-    for (int64_t i = 0; i < n; i++) exact += x[i];
-    return exact;
-}
-
-/* The sum of s[0], s[ss], ..., n of them: with ss 1, the fast kernels' summation policy
- * (kernels_sum, kernels_fast.h); otherwise one term at a time in double. */
-static double row_sum(const float *s, int64_t n, int64_t ss) {
-    double total = 0.0;
-    int64_t i = 0;
-    if (ss == 1)
-        while (n - i >= 8) {
-            float acc[8] = {0};
-            int64_t start = i, end = n - i > KERNELS_SUM_CHUNK ? i + KERNELS_SUM_CHUNK : i + (n - i) / 8 * 8;
-            for (; i < end; i += 8)
-                for (int j = 0; j < 8; j++) acc[j] += s[i + j];
-            total += chunk_total(acc, s + start, end - start);
-        }
-    for (; i < n; i++) total += s[i * ss];
-    return total;
-}
-
-double kernels_sum(const float *x, int64_t n) { return row_sum(x, n, 1); }
-
-/* row_sum of four contiguous rows at once, into totals[0..3]: four rows read side by side keep
- * more of memory's requests in flight than one (docs/2-reduce.md measures it). */
-static void row_sums4(const float *const *s, int64_t n, double *totals) {
-    int64_t i = 0;
-    for (int r = 0; r < 4; r++) totals[r] = 0.0;
-    while (n - i >= 8) {
-        float acc[4][8] = {{0}};
-        int64_t start = i, end = n - i > KERNELS_SUM_CHUNK ? i + KERNELS_SUM_CHUNK : i + (n - i) / 8 * 8;
-        for (; i < end; i += 8)
-            for (int j = 0; j < 8; j++) {
-                acc[0][j] += s[0][i + j];
-                acc[1][j] += s[1][i + j];
-                acc[2][j] += s[2][i + j];
-                acc[3][j] += s[3][i + j];
-            }
-        for (int r = 0; r < 4; r++) totals[r] += chunk_total(acc[r], s[r] + start, end - start);
-    }
-    for (int r = 0; r < 4; r++)
-        for (int64_t k = i; k < n; k++) totals[r] += s[r][k];
-}
-
-/* row_sum of one long contiguous row as four quarters read side by side, as row_sums4 does for
- * four rows: a whole tensor's sum is one such row. */
-static double row_sum_long(const float *s, int64_t n, int64_t ss) {
-    int64_t q = n / 4 / 8 * 8;
-    if (ss != 1 || q < 1024) return row_sum(s, n, ss);
-    double t[4];
-    row_sums4((const float *[]){s, s + q, s + 2 * q, s + 3 * q}, q, t);
-    return ((t[0] + t[1]) + (t[2] + t[3])) + row_sum(s + 4 * q, n - 4 * q, 1);
+/* The sum of n floats step apart: simd_sum.h's policy for a contiguous row (read as four
+ * quarters side by side), one at a time in double for another. */
+static double row_sum(const float *x, int64_t n, int64_t step) {
+    return step == 1 ? sumf_row_quarters(x, n) : sumd_strided(x, n, step);
 }
 
 /* ==== transposes =========================================================================== */
 
 /* d[i * ld + j] = s[j * ls + i] (or +=) for i < ni, j < nj: d's rows are contiguous, and so are
- * s's columns. Walked in tiles of TILE_I x TILE_J (128 KB): each tile reads TILE_J rows of s in
- * runs of TILE_I floats (1 KB) and writes TILE_I rows of d in runs of TILE_J floats, and while
- * it does, it asks for the next tile's lines ahead of time, so that two tiles sit in even a
- * 512 KB L2. A streamed copy (larger than the caches) takes tiles of the same size with runs
- * of 4 KB from s and of two lines to d: from memory, long runs read faster, and in the cache
- * short rows of d write slower. docs/4-permute.md compares the tile shapes that were measured. */
+ * s's columns. Walked in tiles of TILE_I x TILE_J (128 KB, two of which sit in even a 512 KB
+ * L2): runs of TILE_I floats of s, and of TILE_J floats of d; a streamed copy (larger than the
+ * caches) reads s in longer runs (docs/4-permute.md compares the tile shapes). */
 enum { TILE_I = 256, TILE_J = 128, STREAM_TILE_I = 1024, STREAM_TILE_J = 32, PREFETCH_BLOCKS = 4 };
 
 static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
@@ -277,23 +128,23 @@ static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64
 /* Eight rows of eight floats, ls apart, in; their eight columns out, in c: the standard three
  * rounds of shuffles (pairs of floats, pairs of pairs, then halves). Written with vf8, the
  * compiler makes of each shuffle one AVX2 instruction, or two or three SSE or NEON ones. */
-VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
+SIMD_INLINE void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     vf8 r[8], t[8], u[8];
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 8; k++) r[k] = vf8_load(s + k * ls);
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 8; k += 2) {
         t[k] = VF8_SHUFFLE(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
         t[k + 1] = VF8_SHUFFLE(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
     }
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 8; k += 4) {
         u[k] = VF8_SHUFFLE(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
         u[k + 1] = VF8_SHUFFLE(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
         u[k + 2] = VF8_SHUFFLE(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
         u[k + 3] = VF8_SHUFFLE(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
     }
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 4; k++) {
         c[k] = VF8_SHUFFLE(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
         c[k + 4] = VF8_SHUFFLE(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
@@ -304,43 +155,42 @@ VECTOR_BODY void transpose8(const float *s, int64_t ls, vf8 c[8]) {
  * each interleaving row k's lanes with row k + 8's: a round moves a float from (row r, lane l)
  * to (2r + l / 8, 2l + r / 8), mod 16, which turns the eight bits of r and l by one, so after
  * four they have swapped. With AVX-512 each interleave is one two-source permute. */
-VECTOR_BODY void transpose16x16(const float *s, int64_t ls, vf16 c[16]) {
+SIMD_INLINE void transpose16x16(const float *s, int64_t ls, vf16 c[16]) {
     vf16 r[16];
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 16; k++) c[k] = vf16_load(s + k * ls);
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int round = 0; round < 4; round++) {
-        VECTOR_UNROLL
+        SIMD_UNROLL
         for (int k = 0; k < 8; k++) {
             r[2 * k] = VF16_SHUFFLE(c[k], c[k + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
             r[2 * k + 1] = VF16_SHUFFLE(c[k], c[k + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
         }
-        VECTOR_UNROLL
+        SIMD_UNROLL
         for (int k = 0; k < 16; k++) c[k] = r[k];
     }
 }
 
-/* transpose8 for any width of register: `lanes` (4 for SSE and NEON, 8 for AVX2, 16 for
- * AVX-512) is a constant where the kernel is built. */
-VECTOR_BODY void transpose8_as(int lanes, const float *s, int64_t ls, vf8 c[8]) {
-    if (lanes >= 8) {
+/* transpose8 in the build's registers: of 16 bytes (SSE, NEON), through blocks of 4 x 4 */
+SIMD_INLINE void transpose8_built(const float *s, int64_t ls, vf8 c[8]) {
+    if (SIMD_LANES >= 8) {
         transpose8(s, ls, c);
         return;
     }
     float block[8 * 8] __attribute__((aligned(64)));
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int q = 0; q < 4; q++) transpose4(s + q / 2 * 4 * ls + q % 2 * 4, ls, block + q % 2 * 32 + q / 2 * 4, 8);
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 8; k++) c[k] = vf8_load(block + k * 8);
 }
 
-VECTOR_BODY void store8(Write how, float *d, vf8 v) {
-    if (how == STREAM) vf8_stream(d, v);
+SIMD_INLINE void store8(Write how, float *d, vf8 v) {
+    if (how == STREAM) stream8(d, v);
     else if (how == ADD) vf8_store(d, vf8_load(d) + v);
     else vf8_store(d, v);
 }
-VECTOR_BODY void store16(Write how, float *d, vf16 v) {
-    if (how == STREAM) vf16_stream(d, &v);
+SIMD_INLINE void store16(Write how, float *d, vf16 v) {
+    if (how == STREAM) stream16(d, v);
     else if (how == ADD) vf16_store(d, vf16_load(d) + v);
     else vf16_store(d, v);
 }
@@ -348,53 +198,53 @@ VECTOR_BODY void store16(Write how, float *d, vf16 v) {
 /* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15.
  * - AVX-512: in sixteen registers, each a whole line of s in and of d out.
  * - AVX2, streamed: the four 8 x 8 quarters, each row of d stored as its two halves one after
- *   the other, so that its line goes to memory whole (docs/4-permute.md: halves of different
- *   lines in turn took 9 times as long), and s's rows read 8 at a time, both halves of their
- *   lines before the next 8: rows of s a power of two apart share a set of the L1 cache (8 or
- *   12 ways), and 16 lines in one set evict one another before their second halves are read.
+ *   the other, so that its line goes to memory whole, and s's rows read 8 at a time, both
+ *   halves of their lines before the next 8: rows of s a power of two apart share a set of the
+ *   L1 cache (8 or 12 ways), and 16 lines in one set evict one another before their second
+ *   halves are read.
  * - Otherwise in that order too, through a 1 KB buffer, so that each row of d gets a whole line
  *   at once; rows of d at most NARROW_ROWS floats apart (16 of them span 4 KB, a set each) are
  *   written where they lie, which saves the buffer's round trip. */
 enum { NARROW_ROWS = 64 };
-VECTOR_BODY void transpose16(Write how, int lanes, float *d, int64_t ld, const float *s, int64_t ls) {
-    if (lanes == 16) {
+SIMD_INLINE void transpose16(Write how, float *d, int64_t ld, const float *s, int64_t ls) {
+    if (SIMD_LANES == 16) {
         vf16 c[16];
         transpose16x16(s, ls, c);
-        VECTOR_UNROLL
+        SIMD_UNROLL
         for (int k = 0; k < 16; k++) store16(how, d + k * ld, c[k]);
         return;
     }
-    if (lanes == 8 && how == STREAM) {
+    if (SIMD_LANES == 8 && how == STREAM) {
         vf8 top_left[8], bottom_left[8], right[8]; /* d's quarters, named as they lie in d */
         transpose8(s, ls, top_left);
         transpose8(s + 8, ls, bottom_left);
         transpose8(s + 8 * ls, ls, right);
-        VECTOR_UNROLL
-        for (int k = 0; k < 8; k++) vf8_stream_whole(d + k * ld, &top_left[k]), vf8_stream_whole(d + k * ld + 8, &right[k]);
+        SIMD_UNROLL
+        for (int k = 0; k < 8; k++) stream8(d + k * ld, top_left[k]), stream8(d + k * ld + 8, right[k]);
         transpose8(s + 8 * ls + 8, ls, right);
-        VECTOR_UNROLL
+        SIMD_UNROLL
         for (int k = 0; k < 8; k++)
-            vf8_stream_whole(d + (8 + k) * ld, &bottom_left[k]), vf8_stream_whole(d + (8 + k) * ld + 8, &right[k]);
+            stream8(d + (8 + k) * ld, bottom_left[k]), stream8(d + (8 + k) * ld + 8, right[k]);
         return;
     }
     float block[16 * 16] __attribute__((aligned(64)));
     bool direct = how == COPY && ld <= NARROW_ROWS;
     float *out = direct ? d : block;
     int64_t lo = direct ? ld : 16;
-    for (int g = 0; g < 16 && lanes == 4; g += 8) /* the same order, in blocks of 4 x 4 */
+    for (int g = 0; g < 16 && SIMD_LANES == 4; g += 8) /* the same order, in blocks of 4 x 4 */
         for (int m = g; m < g + 8; m += 4) {
-            VECTOR_UNROLL
+            SIMD_UNROLL
             for (int k = 0; k < 16; k += 4) transpose4(s + m * ls + k, ls, out + k * lo + m, lo);
         }
-    for (int g = 0; g < 16 && lanes == 8; g += 8)
+    for (int g = 0; g < 16 && SIMD_LANES == 8; g += 8)
         for (int h = 0; h < 16; h += 8) {
             vf8 a[8];
             transpose8(s + g * ls + h, ls, a);
-            VECTOR_UNROLL
+            SIMD_UNROLL
             for (int k = 0; k < 8; k++) vf8_store(out + (h + k) * lo + g, a[k]);
         }
     if (direct) return;
-    VECTOR_UNROLL
+    SIMD_UNROLL
     for (int k = 0; k < 16; k++) {
         store8(how, d + k * ld, vf8_load(block + k * 16));
         store8(how, d + k * ld + 8, vf8_load(block + k * 16 + 8));
@@ -405,9 +255,9 @@ VECTOR_BODY void transpose16(Write how, int lanes, float *d, int64_t ld, const f
  * columns (never streamed: half a line), the rest as plain C. Each block asks for its share of
  * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
  * turn comes. The last tile (the only one, in lesson 1's copies of a tile at a time) asks for
- * its own lines four blocks ahead. docs/4-permute.md measures each of these. */
-VECTOR_BODY void transpose_body(const Write how, const int lanes, int64_t ni, int64_t nj, float *d, int64_t ld,
-                                const float *s, int64_t ls) {
+ * its own lines four blocks ahead. */
+SIMD_INLINE void transpose_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
+                                int64_t ls) {
     const int64_t ti = how == STREAM ? STREAM_TILE_I : TILE_I, tj = how == STREAM ? STREAM_TILE_J : TILE_J;
     int64_t tiles_j = (nj + tj - 1) / tj, tiles = (ni + ti - 1) / ti * tiles_j;
     for (int64_t t = 0; t < tiles; t++) {
@@ -420,8 +270,8 @@ VECTOR_BODY void transpose_body(const Write how, const int lanes, int64_t ni, in
         int64_t lines = n_rows * row_lines, blocks = (i1 - i0) / 16 * ((j1 - j0) / 16);
         int64_t share = blocks > 0 ? (lines + blocks - 1) / blocks : 0;
         int64_t i16 = i0 + (i1 - i0) / 16 * 16, j16 = j0 + (j1 - j0) / 16 * 16, i8 = i0 + (i1 - i0) / 8 * 8;
-        /* the next tile's next line: `line` lines into the run at `ahead` (counters: a division
-         * per line made a tile that sits in the cache take 1.15 times as long) */
+        /* the next tile's next line: `line` lines into the run at `ahead` (counters, not a
+         * division per line) */
         const float *ahead = s + nj0 * ls + ni0;
         int64_t line = 0;
         for (int64_t i = i0; i < i16; i += 16)
@@ -432,85 +282,58 @@ VECTOR_BODY void transpose_body(const Write how, const int lanes, int64_t ni, in
                 }
                 if (lines == 0 && i + 16 * PREFETCH_BLOCKS < i16) /* the last tile: its own lines ahead */
                     for (int k = 0; k < 16; k++) __builtin_prefetch(s + (j + k) * ls + i + 16 * PREFETCH_BLOCKS, 0, 2);
-                transpose16(how, lanes, d + i * ld + j, ld, s + j * ls + i, ls);
+                transpose16(how, d + i * ld + j, ld, s + j * ls + i, ls);
             }
         int64_t j = j16;
         for (; j + 8 <= j1; j += 8) /* columns left over: half a line, never streamed */
             for (int64_t i = i0; i < i8; i += 8) {
                 vf8 a[8];
-                transpose8_as(lanes, s + j * ls + i, ls, a);
-                VECTOR_UNROLL
+                transpose8_built(s + j * ls + i, ls, a);
+                SIMD_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + j, a[k]);
             }
         transpose_generic(how == ADD ? ADD : COPY, i8 - i0, j1 - j, d + i0 * ld + j, ld, s + j * ls + i0, ls);
         for (int64_t i = i16; i < i8; i += 8) /* rows left over, 8 at a time */
             for (int64_t jj = j0; jj + 8 <= j16; jj += 8) {
                 vf8 a[8];
-                transpose8_as(lanes, s + jj * ls + i, ls, a);
-                VECTOR_UNROLL
+                transpose8_built(s + jj * ls + i, ls, a);
+                SIMD_UNROLL
                 for (int k = 0; k < 8; k++) store8(how == STREAM ? COPY : how, d + (i + k) * ld + jj, a[k]);
             }
         transpose_generic(how == ADD ? ADD : COPY, i1 - i8, j1 - j0, d + i8 * ld + j0, ld, s + j0 * ls + i8, ls);
     }
 }
 
-/* One copy of the loop per kind of store, so that none is chosen per store; on x86-64 each built
- * three times (the portable build, AVX2, AVX-512), elsewhere once. */
-VECTOR_BODY void transpose_kinds(Write how, int lanes, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                                 int64_t ls) {
+/* One copy of the loop per kind of store, so that none is chosen per store; the blocks as wide
+ * as the build's registers: 4 x 4 (SSE, NEON), 8 x 8 (AVX2), 16 x 16 (AVX-512). */
+static void transpose(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
     if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
-    if (how == STREAM) transpose_body(STREAM, lanes, ni, nj, d, ld, s, ls);
-    else if (how == ADD) transpose_body(ADD, lanes, ni, nj, d, ld, s, ls);
-    else transpose_body(COPY, lanes, ni, nj, d, ld, s, ls);
-}
-/* 16-byte registers (SSE, NEON) take the blocks of 4 x 4; AVX2's 32-byte ones, of 8 x 8;
- * AVX-512's 64-byte ones, of 16 x 16 */
-static void transpose_portable(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
-    transpose_kinds(how, 4, ni, nj, d, ld, s, ls);
-}
-#ifdef PLATFORM_X86
-VECTOR_NATIVE static void transpose_native(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                                           int64_t ls) {
-    transpose_kinds(how, 8, ni, nj, d, ld, s, ls);
-}
-VECTOR_WIDE static void transpose_wide(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                                       int64_t ls) {
-    transpose_kinds(how, 16, ni, nj, d, ld, s, ls);
-}
-#else
-#define transpose_native transpose_portable /* NEON's registers hold four floats */
-#define transpose_wide transpose_portable
-#endif
-
-static void transpose(KernelMode mode, Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
-                      int64_t ls) {
-    if (mode == KERNELS_NATIVE && kernels_avx512()) transpose_wide(how, ni, nj, d, ld, s, ls);
-    else if (mode == KERNELS_NATIVE) transpose_native(how, ni, nj, d, ld, s, ls);
-    else transpose_portable(how, ni, nj, d, ld, s, ls);
+    if (how == STREAM) transpose_body(STREAM, ni, nj, d, ld, s, ls);
+    else if (how == ADD) transpose_body(ADD, ni, nj, d, ld, s, ls);
+    else transpose_body(COPY, ni, nj, d, ld, s, ls);
 }
 
 /* ==== one row, many rows ================================================================== */
 
-enum { ROWS_SUMMED_MAX = 1 << 18 }; /* floats: 1 MB, within the L2 cache of the CPUs measured */
+enum { ROWS_SUMMED_MAX = 1 << 18 }; /* floats: 1 MB, within a core's L2 cache */
 
 /* Rows of n floats, sr apart, summed onto d's one row (a bias's gradient, lesson 2's sum over
  * axis 0). Four vectors of columns at a time (then one, then single columns), their sums held
  * in registers down all the rows, the rows added four a pass as rows_add adds them: the same
- * sums. Through the odometer, rows_add loaded and stored d's row every four rows, with a call
- * and four steps of the odometer each (docs/7-train.md). */
-VECTOR_BODY void columns_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int vectors) {
+ * sums, where the odometer's rows_add loads and stores d's row every four rows. */
+SIMD_INLINE void columns_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int vectors) {
     vf8 acc[4];
-    VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] = vf8_load(d + 8 * v);
+    SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] = vf8_load(d + 8 * v);
     int64_t r = 0;
     for (; r + 4 <= rows; r += 4, s += 4 * sr)
-        VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] +=
+        SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] +=
             (vf8_load(s + 8 * v) + vf8_load(s + sr + 8 * v)) + (vf8_load(s + 2 * sr + 8 * v) + vf8_load(s + 3 * sr + 8 * v));
     for (; r < rows; r++, s += sr)
-        VECTOR_UNROLL for (int v = 0; v < vectors; v++) acc[v] += vf8_load(s + 8 * v);
-    VECTOR_UNROLL for (int v = 0; v < vectors; v++) vf8_store(d + 8 * v, acc[v]);
+        SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] += vf8_load(s + 8 * v);
+    SIMD_UNROLL for (int v = 0; v < vectors; v++) vf8_store(d + 8 * v, acc[v]);
 }
-VECTOR_BODY void rows_summed_body(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int64_t n) {
+static void rows_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int64_t n) {
     int64_t j = 0;
     for (; j + 32 <= n; j += 32) columns_summed(d + j, s + j, rows, sr, 4);
     for (; j + 8 <= n; j += 8) columns_summed(d + j, s + j, rows, sr, 1);
@@ -523,28 +346,14 @@ VECTOR_BODY void rows_summed_body(float *restrict d, const float *restrict s, in
         d[j] = acc;
     }
 }
-static void rows_summed_portable(float *d, const float *s, int64_t rows, int64_t sr, int64_t n) {
-    rows_summed_body(d, s, rows, sr, n);
-}
-VECTOR_NATIVE static void rows_summed_native(float *d, const float *s, int64_t rows, int64_t sr, int64_t n) {
-    rows_summed_body(d, s, rows, sr, n);
-}
-
 /* s's one row of n floats copied into rows rows of d, dr apart (an expanded row made
- * contiguous): a vector loop, where a memcpy of each row through the odometer spent
- * longer in the call and the odometer than in the copy, for rows of 64 floats. */
-VECTOR_BODY void row_repeated_body(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
+ * contiguous): for short rows, a vector loop costs less than a memcpy call a row. */
+static void row_repeated(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
     for (int64_t r = 0; r < rows; r++, d += dr) {
         int64_t j = 0;
         for (; j + 8 <= n; j += 8) vf8_store(d + j, vf8_load(s + j));
         for (; j < n; j++) d[j] = s[j];
     }
-}
-static void row_repeated_portable(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
-    row_repeated_body(d, dr, rows, s, n);
-}
-VECTOR_NATIVE static void row_repeated_native(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
-    row_repeated_body(d, dr, rows, s, n);
 }
 
 /* ==== strided copies and sums ============================================================== */
@@ -573,7 +382,6 @@ static bool whole_lines(int m, const int64_t *sh, const int64_t *ds, const float
  * share memory: the reference's order then decides. */
 static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                     const float *src, const int64_t *src_strides) {
-    KernelMode mode = kernels_mode();
     int64_t n = shape_numel(shape, rank);
     if (overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
     if (n == 0) return true;
@@ -602,14 +410,14 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     for (int k = 0; k < rank; k++)
         sorted_shape[k] = shape[order[k]], sorted_ds[k] = ds[order[k]], sorted_ss[k] = ss[order[k]];
     int64_t merged[2][TENSOR_MAX_RANK];
-    int m = kernels_merge_dims(rank, sorted_shape, 2, (const int64_t *[]){sorted_ds, sorted_ss}, sh, merged);
+    int m = merge_dims(rank, sorted_shape, 2, (const int64_t *[]){sorted_ds, sorted_ss}, sh, merged);
     memcpy(ds, merged[0], sizeof ds);
     memcpy(ss, merged[1], sizeof ss);
     if (m == 0) { /* one element */
         dst[0] = how == ADD ? dst[0] + src[0] : src[0];
         return true;
     }
-    if (how == COPY && mode == KERNELS_NATIVE && (uint64_t)n > KERNELS_STREAM_BYTES / sizeof(float)) how = STREAM;
+    if (how == COPY && SIMD_STREAMS && (uint64_t)n > SIMD_STREAM_BYTES / sizeof(float)) how = STREAM;
 
     /* 3. A transpose: dst contiguous along one dim (j), src along another (i). The tiles run
      *    over those two; the odometer over the others. */
@@ -629,8 +437,8 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         NdIter it;
         nditer_init(&it, rest, outer_shape, 2, (const int64_t *[]){outer[0], outer[1]});
         while (nditer_next(&it))
-            transpose(mode, how, sh[i], sh[j], dst + it.offset[0], ds[i], src + it.offset[1], ss[j]);
-        if (how == STREAM) kernels_stream_end();
+            transpose(how, sh[i], sh[j], dst + it.offset[0], ds[i], src + it.offset[1], ss[j]);
+        if (how == STREAM) stream_end();
         return true;
     }
 
@@ -641,9 +449,8 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     int64_t len = sh[m - 1], d1 = ds[m - 1], s1 = ss[m - 1];
     if (how == STREAM && d1 == 1 && s1 == 1 && whole_lines(m, sh, ds, dst)) {
         /* Streamed rows of whole lines go to memory as they are, wherever they land, so the
-         *    outer dims are walked in src's order instead (largest stride outermost): src is
-         *    then read front to back, as the prefetcher expects. docs/4-permute.md measures it
-         *    on the head split. */
+         * outer dims are walked in src's order instead (largest stride outermost): src is then
+         * read front to back, as the prefetcher expects. */
         for (int k = 1; k < m - 1; k++)
             for (int q = k; q > 0 && magnitude(ss[q - 1]) < magnitude(ss[q]); q--) {
                 int64_t t0 = sh[q], t1 = ds[q], t2 = ss[q];
@@ -651,21 +458,18 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
                 sh[q - 1] = t0, ds[q - 1] = t1, ss[q - 1] = t2;
             }
         nditer_init(&it, m - 1, sh, 2, (const int64_t *[]){ds, ss});
-        while (nditer_next(&it)) kernels_copy_stream(dst + it.offset[0], src + it.offset[1], len);
-        kernels_stream_end();
+        while (nditer_next(&it)) stream_copy(dst + it.offset[0], src + it.offset[1], len);
+        stream_end();
         return true;
     }
     /* rows summed onto one row, when they fit in a core's cache: each column block walks all the
-     * rows, which from memory (lesson 2's (4096, 4096) sum over axis 0) took 4 times as long as
-     * rows_add reading them in order below */
+     * rows, which from memory is slower than rows_add reading them in order, below */
     if (how == ADD && m == 2 && ds[0] == 0 && d1 == 1 && s1 == 1 && sh[0] * ss[0] <= ROWS_SUMMED_MAX) {
-        if (mode == KERNELS_NATIVE) rows_summed_native(dst, src, sh[0], ss[0], len);
-        else rows_summed_portable(dst, src, sh[0], ss[0], len);
+        rows_summed(dst, src, sh[0], ss[0], len);
         return true;
     }
     if (how == COPY && m == 2 && ss[0] == 0 && d1 == 1 && s1 == 1 && ds[0] >= len) { /* one row into many */
-        if (mode == KERNELS_NATIVE) row_repeated_native(dst, ds[0], sh[0], src, len);
-        else row_repeated_portable(dst, ds[0], sh[0], src, len);
+        row_repeated(dst, ds[0], sh[0], src, len);
         return true;
     }
     if (how != STREAM && m >= 2 && len < SHORT_ROW && d1 == 1 && s1 == 1 && magnitude(ds[m - 2]) >= len) {
@@ -685,12 +489,12 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         while (nditer_next(&it)) {
             target[k] = dst + it.offset[0], row[k] = src + it.offset[1];
             if (++k < 4 && s1 == 1) continue;
-            if (k == 4) row_sums4(row, len, total);
-            else total[0] = row_sum_long(row[0], len, s1);
+            if (k == 4) sumf_rows(4, row, len, total);
+            else total[0] = row_sum(row[0], len, s1);
             for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + total[r]);
             k = 0;
         }
-        for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + row_sum_long(row[r], len, s1));
+        for (int r = 0; r < k; r++) *target[r] = (float)(*target[r] + row_sum(row[r], len, s1));
     } else if ((d1 == 1 || d1 == -1) && s1 == 1) { /* rows added onto rows: up to four onto the same one at once */
         const float *pending[4];
         float *target = NULL;
@@ -714,33 +518,16 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     return true;
 }
 
-void strided_copy_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+static void strided_copy_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                        const int64_t *src_strides) {
     if (!strided(COPY, rank, shape, dst, dst_strides, src, src_strides))
         strided_copy_reference(rank, shape, dst, dst_strides, src, src_strides);
 }
 
-void strided_accumulate_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
+static void strided_accumulate_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
                              const float *src, const int64_t *src_strides) {
     if (!strided(ADD, rank, shape, dst, dst_strides, src, src_strides))
         strided_accumulate_reference(rank, shape, dst, dst_strides, src, src_strides);
 }
 
-const float *kernels_contiguous(const Tensor *x, float *space) {
-    if (tensor_is_contiguous(x)) return tensor_data(x);
-    int64_t strides[TENSOR_MAX_RANK];
-    contiguous_strides(x->shape, x->rank, strides);
-    kernels()->copy(x->rank, x->shape, space, strides, tensor_data(x), x->strides);
-    return space;
-}
-
-/* ==== streaming copies ===================================================================== */
-
-void kernels_copy_stream(float *dst, const float *src, int64_t n) {
-    if (n > 0 && (!dst || !src))
-        return (void)tensor_set_error("kernels_copy_stream: dst and src must not be NULL for %lld floats", (long long)n);
-    if (n > 0 && !platform_stream_copy(dst, src, n))
-        memcpy(dst, src, (size_t)n * sizeof *dst);
-}
-
-void kernels_stream_end(void) { platform_stream_end(); }
+KERNELS_FAST(tensor, .copy = strided_copy_fast, .accumulate = strided_accumulate_fast);

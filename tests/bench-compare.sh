@@ -15,7 +15,7 @@ rows() {
     awk '
         /^kernels: / { kernels = $2 }
         /^==== / { program = substr($0, 6) }
-        /^[^ =]/ && !/^(machine|compiler|kernels|memory|target|OpenBLAS|tuned|simd_exp)/ { section = $0 }
+        /^[^ =]/ && !/^(machine|compiler|kernels|memory|target|OpenBLAS|tuned|simd_exp|exp.s)/ { section = $0 }
         /^  / && / ms / {
             line = $0; sub(/^  /, "", line)
             n = split(line, w, /  +/)

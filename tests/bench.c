@@ -81,7 +81,8 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
     char cpu[128], date[32];
     cpu_name(cpu, sizeof cpu);
     time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    struct tm utc;
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &utc));
     long cores = 0;
 #ifdef _SC_NPROCESSORS_ONLN
     cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -760,7 +760,10 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     char (*more)[2048] = calloc((size_t)n, sizeof *more);
     char (*names)[128] = calloc((size_t)n, sizeof *names);
     int *exercise_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *exercise_of);
-    if (!status || !kind || !failures || !message || !more || !names || !exercise_of) return EXIT_FAILURE;
+    if (!status || !kind || !failures || !message || !more || !names || !exercise_of) {
+        free(status), free(kind), free(failures), free(message), free(more), free(names), free(exercise_of);
+        return EXIT_FAILURE;
+    }
 
     Suite *suite = suite_create(o.label);
     int n_tests = 0;

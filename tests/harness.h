@@ -57,7 +57,7 @@ typedef struct {
  *   --profile NAME     its profile, runner or runner-asan (default runner); --max-output and
  *                      --max-memory are then the runner's limits
  * Exit status: 0 unless an attempted exercise failed (or, with --require-all, one is TODO). */
-int run_exercise_tests(int argc, char **argv, const Exercise *exercises, int n);
+int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all);
 
 /* ---- inside a test ---------------------------------------------------------------- */
 

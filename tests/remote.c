@@ -519,7 +519,7 @@ Tensor *remote_call_tensor(RemoteCall *c) {
             if ((nodes[k].inputs[j] = take_u32(&r)) >= n) bad_reply();
     }
     /* a graph, not a cycle: each node after every node it is made from (Kahn's order) */
-    int order[WIRE_MAX_NODES], pending[WIRE_MAX_NODES] = {0}, placed = 0;
+    int order[WIRE_MAX_NODES] = {0}, pending[WIRE_MAX_NODES] = {0}, placed = 0;
     for (uint32_t k = 0; k < n; k++) pending[k] = (int)nodes[k].n_inputs;
     bool done[WIRE_MAX_NODES] = {false};
     while (placed < (int)n) {
@@ -545,9 +545,10 @@ Tensor *remote_call_tensor(RemoteCall *c) {
             fail_test("crashed", "returned a tensor whose tape holds one of %lld elements, more than the grader carries",
                  (long long)shape_numel(nodes[k].shape, nodes[k].rank));
         Tensor *t = tensor_zeros(ctx, nodes[k].shape, nodes[k].rank);
-        char *op = ctx_alloc(ctx, strlen(nodes[k].op) + 1);
+        size_t op_size = strlen(nodes[k].op) + 1;
+        char *op = ctx_alloc(ctx, op_size);
         if (!t || !op) fail_test("crashed", "the grader ran out of memory for a result");
-        strcpy(op, nodes[k].op);
+        memcpy(op, nodes[k].op, op_size);
         Tensor *inputs[TENSOR_MAX_INPUTS];
         for (uint32_t j = 0; j < nodes[k].n_inputs; j++) inputs[j] = made[nodes[k].inputs[j]];
         if (!tensor_record(t, op, k == 0 ? remote_backward : NULL, (int)nodes[k].n_inputs, inputs))

@@ -31,17 +31,25 @@ tab=$(printf '\t')
 
 banner() { printf '\n==== %s\n' "$1"; }
 
-# run NAME LABEL PROGRAM ARGS...: runs a test program, keeping its results under NAME and its
-# output in NAME.log; the output is shown when the program fails (or with V=1).
+# run NAME LABEL PROGRAM ARGS...: runs a test program, keeping its results under NAME, its
+# output in NAME.log and, when it fails, a mark in NAME.failed. The programs run two at a time
+# (started with &, then `wait`): each is a process of its own, and the machine has the cores.
 run() {
-    name=$1 label=$2
+    name=$1
+    printf '%s\n' "$2" >"$results/$name.label"
     shift 2
-    if "$@" --results "$results/$name" >"$results/$name.log" 2>&1; then failed=0; else failed=1 status=1; fi
-    [ -s "$results/$name" ] || { failed=1 status=1; echo "(the test program stopped before writing its results)" >>"$results/$name.log"; }
-    if [ $failed = 1 ] || [ "$verbose" = 1 ]; then
-        banner "$label"
-        cat "$results/$name.log"
-    fi
+    "$@" --results "$results/$name" >"$results/$name.log" 2>&1 || : >"$results/$name.failed"
+    [ -s "$results/$name" ] || { : >"$results/$name.failed"; echo "(the test program stopped before writing its results)" >>"$results/$name.log"; }
+}
+# show NAME...: once they have run, each program's output, where it failed (or with V=1)
+show() {
+    for name; do
+        [ -e "$results/$name.failed" ] && status=1
+        if [ -e "$results/$name.failed" ] || [ "$verbose" = 1 ]; then
+            banner "$(cat "$results/$name.label")"
+            cat "$results/$name.log"
+        fi
+    done
 }
 
 # field FILE KEY N: field N of the first line of FILE that starts with KEY.
@@ -60,17 +68,24 @@ library_tests() {
 }
 title() { sed -n '2s/^ \* [^ ]* - \([^:]*\):.*/\1/p' "tests/$1.c"; }
 for name in $(library_tests); do
-    run "$name" "$(title "$name"): tests/$name.c" $emulator "$build/tests/$name"
+    run "$name" "$(title "$name"): tests/$name.c" $emulator "$build/tests/$name" &
     run "$name.reference" "$(title "$name") with COURSE_KERNELS=reference: tests/$name.c" \
-        env COURSE_KERNELS=reference $emulator "$build/tests/$name"
+        env COURSE_KERNELS=reference $emulator "$build/tests/$name" &
+    wait
+    show "$name" "$name.reference"
 done
 
 for spec in "$@"; do
     n=${spec%%:*} rest=${spec#*:}
     topic=${rest%%:*} dir=${rest#*:}
-    run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" $emulator "$build/lesson$n/test_core"
-
+    run "lesson$n.core" "lesson $n ($topic) core tests: $dir/test_$topic.c" $emulator "$build/lesson$n/test_core" &
+    if [ "$mode" = all ] && [ -f "$dir/solutions.c" ]; then
+        run "lesson$n.reference" "lesson $n ($topic) exercises, reference solutions: $dir/solutions.c" \
+            $emulator "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all &
+    fi
     student=$results/lesson$n.student
+    exercises=$results/lesson$n.exercises
+    { # the student's exercises, built and run while the core tests run; shown after them
     if $make --no-print-directory -s "$build/lesson$n/test_exercises" >"$results/lesson$n.build" 2>&1; then
         # the compiler's warnings, without make's own chatter (build lines, jobserver notes)
         grep -v -E '^  (CC|AR|LINK) |^make(\[[0-9]+\])?: ' "$results/lesson$n.build" >"$results/lesson$n.warnings"
@@ -99,11 +114,11 @@ for spec in "$@"; do
         echo "compile" >"$student"
         status=1
     fi
-
-    if [ "$mode" = all ] && [ -f "$dir/solutions.c" ]; then
-        run "lesson$n.reference" "lesson $n ($topic) exercises, reference solutions: $dir/solutions.c" \
-            $emulator "$build/lesson$n/test_solutions" --label "lesson $n reference solutions ($dir/solutions.c)" --require-all
-    fi
+    } >"$exercises"
+    wait
+    show "lesson$n.core"
+    cat "$exercises"
+    [ "$mode" = all ] && [ -f "$dir/solutions.c" ] && show "lesson$n.reference"
 done
 
 # ---- summary: one line per library test program and per lesson ------------------------------

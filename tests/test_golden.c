@@ -203,6 +203,7 @@ static void run_file(const char *topic, int min_cases) {
         line[strcspn(line, "\n")] = '\0';
         snprintf(where, sizeof where, "%s:%d", path, number);
         if (!strncmp(line, "case ", 5)) {
+            for (int i = 0; i < c.n_inputs; i++) free(c.grads[i]); /* a case with no "end" */
             memset(&c, 0, sizeof c);
             c.line = number;
             char *rest = line + 5, *space = strchr(rest, ' ');
@@ -242,7 +243,7 @@ static void run_file(const char *topic, int min_cases) {
             c.grads[i] = parse_values(line, &c.grad_count[i]);
         } else if (!strcmp(line, "end")) {
             check_case(&c, path);
-            for (int i = 0; i < c.n_inputs; i++) free(c.grads[i]);
+            for (int i = 0; i < c.n_inputs; i++) free(c.grads[i]), c.grads[i] = NULL;
             cases++;
         }
     }

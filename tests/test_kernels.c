@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "kernels_fast.h"
+#include "simd_stream.h"
 #include "rng.h"
 
 /* ==== matrices inside guarded buffers ======================================================= */
@@ -72,7 +73,7 @@ static const int64_t *strides_of(const Mat *m) { return m->strides; }
  * tol * (1 + |want|). The message names the case and the first float that differs. */
 static void expect_same(const char *what, const float *got, const float *want, int64_t n, double tol) {
     for (int64_t i = 0; i < n; i++) {
-        bool same = memcmp(&got[i], &want[i], sizeof(float)) == 0 ||
+        bool same = memcmp(&got[i], &want[i], sizeof(float)) == 0 || /* NOLINT(bugprone-suspicious-memory-comparison): the same bits first (nan, -0) */
                     (tol > 0 && fabs((double)got[i] - (double)want[i]) <= tol * (1.0 + fabs((double)want[i])));
         if (!same)
             ck_abort_msg("%s: float %lld of the buffer is %.9g, the reference kernel gives %.9g%s", what, (long long)i,
@@ -96,7 +97,7 @@ static void expect_no_nan(const char *what, const float *want, int64_t n) {
 /* Every setting of COURSE_KERNELS whose table differs from the reference's. */
 #define FOR_EACH_FAST_SETTING(name)                                                                   \
     for (const char *const *setting_ = test_kernel_modes(); *setting_; setting_++)                    \
-        for (const char *name = use_kernels(*setting_); name; name = NULL)                           \
+        for (const char *name = use_kernels(*setting_); name; name = NULL) /* NOLINT(bugprone-macro-parentheses): name is declared */ \
             if (strcmp(name, "reference") != 0)
 
 /* Sizes from 1 to past two tiles of lesson 1's (256 x 64), and of the transposing copy's 256
@@ -177,7 +178,7 @@ START_TEST(test_transposes) {
 }
 END_TEST
 
-/* Transposed copies larger than KERNELS_STREAM_BYTES into rows that start on a line: the
+/* Transposed copies larger than SIMD_STREAM_BYTES into rows that start on a line: the
  * streamed path, with 8 rows left over after the 16 x 16 blocks (2056), with 8 columns left
  * over (rows of 2056 floats, 2064 apart) next to streamed lines, with 5 columns left over and
  * 5 rows left over, each time the padding left alone. */
@@ -191,7 +192,7 @@ START_TEST(test_strided_copy_streamed) {
     for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) src[i] = (float)i;
     for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++) {
         const int64_t rows = sizes[s][0], cols = sizes[s][1];
-        ck_assert(rows * cols * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+        ck_assert(rows * cols * (int64_t)sizeof(float) > SIMD_STREAM_BYTES);
         const int64_t shape[2] = {rows, cols}, dst_strides[2] = {LD, 1}, src_strides[2] = {1, rows};
         for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) want[i] = -1.0f;
         strided_copy_reference(2, shape, want, dst_strides, src, src_strides);
@@ -208,7 +209,7 @@ START_TEST(test_strided_copy_streamed) {
 }
 END_TEST
 
-/* A head split, (B,T,H,D) read as (B,H,T,D), larger than KERNELS_STREAM_BYTES: rows of D floats
+/* A head split, (B,T,H,D) read as (B,H,T,D), larger than SIMD_STREAM_BYTES: rows of D floats
  * move whole. With D a multiple of 16, every row is whole lines and is streamed, the outer dims
  * walked in the source's order; with D = 264, half a line is left over and it is not. */
 START_TEST(test_strided_copy_streamed_rows) {
@@ -216,7 +217,7 @@ START_TEST(test_strided_copy_streamed_rows) {
     const int64_t dims[] = {272, 264};
     for (int c = 0; c < 2; c++) {
         int64_t d = dims[c], n = (int64_t)B * H * T * d;
-        ck_assert(n * (int64_t)sizeof(float) > KERNELS_STREAM_BYTES);
+        ck_assert(n * (int64_t)sizeof(float) > SIMD_STREAM_BYTES);
         float *src = malloc((size_t)n * sizeof(float)), *got = aligned_alloc(64, (size_t)(n + 16) * sizeof(float));
         float *want = malloc((size_t)n * sizeof(float));
         ck_assert(src && got && want);
@@ -333,10 +334,10 @@ START_TEST(test_binary_kernels) {
                     for (int64_t i = 0; store && i < b.grad_len; i++) b.grad[i] = b.grad_want[i] = NAN;
                     k->binary_backward(ops[o], 2, shape, g, at(&a.data), a.strides, at(&b.data), b.strides,
                                        need_a ? a.grad : NULL, a.grad_strides, need_b ? b.grad : NULL, b.grad_strides,
-                                       store);
+                                       !store);
                     binary_backward_reference(ops[o], 2, shape, g, at(&a.data), a.strides, at(&b.data), b.strides,
                                               need_a ? a.grad_want : NULL, a.grad_strides, need_b ? b.grad_want : NULL,
-                                              b.grad_strides, store);
+                                              b.grad_strides, !store);
                     /* a broadcast operand's gradient is a sum of up to 513 terms of size up to 4; a full
                      * one's may be a multiply-add the compiler fused */
                     char grad_what[240];
@@ -384,8 +385,8 @@ START_TEST(test_softmax_kernels) {
                     char what[160];
                     snprintf(what, sizeof what, "%s kernels, %s of a %s (%lld,%lld)", name,
                              log ? "log_softmax" : "softmax", layout_name[layout], (long long)rows, (long long)d);
-                    k->softmax_rows(log, x, out);
-                    softmax_rows_reference(log, x, want);
+                    k->softmax_rows(log, 2, x->shape, tensor_data(x), x->strides, out);
+                    softmax_rows_reference(log, 2, x->shape, tensor_data(x), x->strides, want);
                     /* e^x within a few units in the last place of expf's */
                     expect_same(what, out, want, n, 2e-6);
                     /* the backward, from the reference's output (contiguous rows) */
@@ -402,14 +403,17 @@ START_TEST(test_softmax_kernels) {
                 }
                 int64_t targets[19];
                 for (int64_t i = 0; i < rows; i++) targets[i] = 2 * rng_int(&rng, 0, (d - 1) / 2); /* never masked */
-                double total = k->cross_entropy(x, targets), total_want = cross_entropy_reference(x, targets);
+                const float *xd = tensor_data(x);
+                int64_t rs = x->strides[0], cs = x->strides[1];
+                double total = k->cross_entropy(rows, d, xd, rs, cs, targets);
+                double total_want = cross_entropy_reference(rows, d, xd, rs, cs, targets);
                 ck_assert_msg(fabs(total - total_want) <= 1e-5 * (1.0 + fabs(total_want)),
                               "%s kernels, cross_entropy of a %s (%lld,%lld): %.9g, the reference kernel gives %.9g",
                               name, layout_name[layout], (long long)rows, (long long)d, total, total_want);
                 /* its backward adds into out (as a gradient), scaled as the mean over the rows */
                 for (int64_t i = 0; i < n; i++) out[i] = want[i] = rng_float(&rng, -1, 1);
-                k->cross_entropy_backward(x, targets, 0.7f, out);
-                cross_entropy_backward_reference(x, targets, 0.7f, want);
+                k->cross_entropy_backward(rows, d, xd, rs, cs, targets, 0.7f, out);
+                cross_entropy_backward_reference(rows, d, xd, rs, cs, targets, 0.7f, want);
                 char what[160];
                 snprintf(what, sizeof what, "%s kernels, cross_entropy's backward of a %s (%lld,%lld)", name,
                          layout_name[layout], (long long)rows, (long long)d);
@@ -439,8 +443,9 @@ START_TEST(test_gather_kernel) {
                     float *out = malloc((size_t)(n * d + 1) * sizeof(float)), *want = malloc((size_t)(n * d + 1) * sizeof(float));
                     ck_assert(indices && out && want);
                     for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1); /* repeats too */
-                    k->gather_rows(table, indices, n, out);
-                    gather_rows_reference(table, indices, n, want);
+                    const float *td = tensor_data(table);
+                    k->gather_rows(v, d, td, table->strides[0], table->strides[1], indices, n, out);
+                    gather_rows_reference(v, d, td, table->strides[0], table->strides[1], indices, n, want);
                     char what[160];
                     snprintf(what, sizeof what, "%s kernels, gather of %lld rows from a %s (%lld,%lld) table", name,
                              (long long)n, layout_name[layout], (long long)v, (long long)d);
@@ -591,7 +596,7 @@ END_TEST
 START_TEST(test_layer_norm_kernels) {
     Rng rng = rng_seeded(test_seed());
     /* rows of whole vectors and of a tail, and one past a chunk of the summation policy */
-    const int64_t widths[] = {1, 7, 8, 9, 16, 24, 64, 100, KERNELS_SUM_CHUNK + 8};
+    const int64_t widths[] = {1, 7, 8, 9, 16, 24, 64, 100, SUM_CHUNK + 8};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
         for (int w = 0; w < 9; w++)
@@ -603,8 +608,8 @@ START_TEST(test_layer_norm_kernels) {
                 float *params = buf[6], *param_grads = buf[7]; /* gamma, beta and their gradients, 2c each */
                 float stats[26], stats_want[26];
                 for (int64_t i = 0; i < n; i++) {
-                    /* rows of their own offsets and spreads */
-                    x[i] = (float)(i / c) * 3.0f - 6.0f + rng_float(&rng, -1, 1) * (float)(1 + i / c);
+                    int64_t row = i / c; /* rows of their own offsets and spreads */
+                    x[i] = (float)row * 3.0f - 6.0f + rng_float(&rng, -1, 1) * (float)(1 + row);
                     g[i] = rng_float(&rng, -1, 1);
                     gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
                 }
@@ -618,7 +623,7 @@ START_TEST(test_layer_norm_kernels) {
                 /* the two add a row in other orders, and x - mean magnifies the difference by rstd */
                 expect_same(what, out, out_want, n, 5e-5);
                 expect_same(what, stats, stats_want, 2 * rows, 5e-6);
-                float want_grads[2 * (KERNELS_SUM_CHUNK + 8)];
+                float want_grads[2 * (SUM_CHUNK + 8)];
                 for (int64_t i = 0; i < 2 * c; i++) param_grads[i] = want_grads[i] = rng_float(&rng, -1, 1);
                 float *ggamma = grads == 1 ? NULL : param_grads, *gbeta = grads == 2 ? NULL : param_grads + c;
                 float *ggamma_want = ggamma ? want_grads : NULL, *gbeta_want = gbeta ? want_grads + c : NULL;
@@ -636,9 +641,8 @@ START_TEST(test_layer_norm_kernels) {
 }
 END_TEST
 
-/* Attention over the heads: sizes the fast kernel takes (T and D multiples of 8, up to 64;
- * with AVX-512, multiples of 16 run in sixteen lanes, the others in eight) and sizes it hands
- * to the reference, a causal mask and one of finite values; the backward added
+/* Attention over the heads: sizes the fast kernel takes (T and D multiples of its lanes, up to
+ * 64: 8, or 16 in the avx512 build) and sizes it hands to the reference, a causal mask and one of finite values; the backward added
  * to gradients, stored over nan, and with k's gradient left out. */
 START_TEST(test_attention_kernels) {
     Rng rng = rng_seeded(test_seed());

@@ -70,6 +70,7 @@ static int64_t numel_of(const int64_t *shape, int rank) {
 /* Chooses a layout for an input of the given shape and fills in how the leaf is stored. */
 static void choose_layout(Rng *rng, Input *in) {
     int rank = in->rank;
+    ck_assert(rank >= 0 && rank <= TENSOR_MAX_RANK);
     in->layout = rank == 0 ? CONTIGUOUS : (Layout)rng_int(rng, 0, N_LAYOUTS - 1);
     in->leaf_rank = rank;
     memcpy(in->leaf_shape, in->shape, sizeof in->shape);
@@ -495,6 +496,7 @@ static Tensor *run_log_softmax(const Case *c, Tensor *const *x) { (void)c; retur
 static double log_sum_exp(const double *row, int64_t n) {
     double sum = 0.0;
     for (int64_t j = 0; j < n; j++) sum += exp(row[j]);
+    /* cppcheck-suppress invalidFunctionArg ; n > 0 for every case drawn, and log(0) = -inf would be the right answer anyway */
     return log(sum);
 }
 
@@ -550,7 +552,7 @@ static void draw_permute(Rng *rng, Case *c) {
 static Tensor *run_permute(const Case *c, Tensor *const *x) { return tensor_permute(x[0], c->dims, c->n_dims); }
 static void ref_permute(const Case *c, double *const *x, int64_t *shape, int *rank, double *out) {
     const Input *in = &c->in[0];
-    int dims[TENSOR_MAX_RANK];
+    int dims[TENSOR_MAX_RANK] = {0};
     *rank = in->rank;
     for (int d = 0; d < in->rank; d++) {
         dims[d] = c->dims[d] < 0 ? c->dims[d] + in->rank : c->dims[d];
@@ -743,7 +745,8 @@ static void run_case(const Op *op, uint64_t seed, int trial) {
     Rng rng = rng_seeded(seed * 1000003u + (uint64_t)trial);
     Case c = {.op = op};
     op->draw(&rng, &c);
-    Tensor *leaves[MAX_IN];
+    ck_assert(c.n_inputs >= 0 && c.n_inputs <= MAX_IN);
+    Tensor *leaves[MAX_IN] = {NULL};
     double *logical[MAX_IN];
     for (int i = 0; i < c.n_inputs; i++) {
         choose_layout(&rng, &c.in[i]);

@@ -183,6 +183,85 @@ START_TEST(test_making_tensors) {
 }
 END_TEST
 
+/* An op's checks in one line each (inputs_valid, shape_is), and a helper's message under the
+ * op's name (tensor_error_as): part of test_bad_inputs_are_errors. */
+static void op_checks_and_their_messages(void) {
+    Tensor *x = tensor_zeros(test_ctx, DIMS(2, 3)), *gamma = tensor_zeros(test_ctx, DIMS(3)), *none = NULL;
+    Ctx *other = ctx_new();
+    Tensor *far = tensor_zeros(other, DIMS(3));
+    tensor_clear_error();
+    ck_assert(inputs_valid("op", INPUTS(x, gamma)));
+    ck_assert_ptr_null(tensor_error());
+    ck_assert(!inputs_valid("op", INPUTS(x, gamma, none)));
+    ck_assert_str_eq(tensor_error(), "op: input none is NULL");
+    ck_assert(!inputs_valid("op", INPUTS(x, gamma, far)));
+    ck_assert_str_eq(tensor_error(), "op: x and far belong to different contexts");
+    ck_assert(!inputs_valid("op", INPUTS(x,far)));
+    ck_assert_str_eq(tensor_error(), "op: x and far belong to different contexts");
+    /* a NULL input keeps the message already recorded, as tensor_null_input does */
+    ck_assert(!inputs_valid("later", INPUTS(none, x)));
+    ck_assert_str_eq(tensor_error(), "op: x and far belong to different contexts");
+
+    tensor_clear_error();
+    ck_assert(shape_is("op", "gamma", gamma, "(C,)", DIMS(3), "x", x));
+    ck_assert(!shape_is("op", "x", x, "(C, C)", DIMS(3, 3), "gamma", gamma));
+    ck_assert_str_eq(tensor_error(), "op: x must be (C, C) = (3,3) for gamma (3,), got (2,3)");
+    ck_assert(!shape_is("op", "the mask", x, "(T, T)", DIMS(2, 2), NULL, NULL));
+    ck_assert_str_eq(tensor_error(), "op: the mask must be (T, T) = (2,2), got (2,3)");
+
+    tensor_set_error("broadcast_shapes: operands could not be broadcast together with shapes (2,3) (2,4)");
+    ck_assert(!tensor_error_as("add", NULL));
+    ck_assert_str_eq(tensor_error(), "add: operands could not be broadcast together with shapes (2,3) (2,4)");
+    ck_assert(!tensor_error_as("matmul", ": the batch dims of %s", "(2,3,5)"));
+    ck_assert_str_eq(tensor_error(), "matmul: operands could not be broadcast together with shapes (2,3) (2,4): the batch "
+                                     "dims of (2,3,5)");
+    tensor_clear_error();
+    ck_assert(!tensor_error_as("op", NULL));
+    ck_assert_str_eq(tensor_error(), "op: failed");
+    ctx_free(other);
+}
+
+/* tensor_grads_begin: a gradient nothing has reached yet is stored over (accumulate false),
+ * unless it is not written whole, shares the call with a gradient already reached, or belongs
+ * to a tensor given twice; then every gradient is added to, the fresh ones cleared first. Part
+ * of test_backward_chain_and_accumulation. */
+static void grads_begin_stores_or_adds(void) {
+    Ctx *ctx = ctx_new();
+    Tensor *a = tensor_requires_grad(tensor_zeros(ctx, DIMS(3))), *b = tensor_requires_grad(tensor_zeros(ctx, DIMS(3)));
+    Tensor *constant = tensor_zeros(ctx, DIMS(3));
+    float *g[3];
+    /* fresh, whole, distinct: store, and the gradients are not cleared (what they hold is kept) */
+    ck_assert(!tensor_grads_begin(3, (Tensor *[]){a, constant, b}, NULL, g));
+    ck_assert_ptr_eq(g[0], tensor_data(a->grad));
+    ck_assert_ptr_null(g[1]); /* a constant takes no gradient */
+    ck_assert_ptr_eq(g[2], tensor_data(b->grad));
+    for (int i = 0; i < 3; i++) g[0][i] = 1.0f, g[2][i] = 2.0f; /* as the kernel would store */
+    /* now reached: add, nothing cleared */
+    ck_assert(tensor_grads_begin(1, &a, NULL, g));
+    EXPECT_VALUES(tensor_grad(a), VALUES(1, 1, 1), 0, "a gradient already reached is not cleared");
+    /* one fresh, one reached: both add, the fresh one cleared first */
+    Tensor *c = tensor_requires_grad(tensor_zeros(ctx, DIMS(3)));
+    ck_assert(!tensor_grads_begin(1, &c, NULL, g)); /* made, not cleared */
+    for (int i = 0; i < 3; i++) g[0][i] = 7.0f;
+    c->grad_unset = true; /* as tensor_backward marks an intermediate's gradient to restart */
+    ck_assert(!tensor_grads_begin(1, &c, NULL, g));
+    EXPECT_VALUES(tensor_grad(c), VALUES(7, 7, 7), 0, "a gradient to be stored over is not cleared first");
+    c->grad_unset = true;
+    ck_assert(tensor_grads_begin(2, (Tensor *[]){c, b}, NULL, g));
+    EXPECT_VALUES(tensor_grad(c), VALUES(0, 0, 0), 0, "a fresh gradient added to with another is cleared first");
+    EXPECT_VALUES(tensor_grad(b), VALUES(2, 2, 2), 0, "a gradient already reached");
+    /* fresh but not written whole (a broadcast input's): add, after clearing */
+    c->grad_unset = true;
+    ck_assert(tensor_grads_begin(1, &c, (const bool[]){false}, g));
+    EXPECT_VALUES(tensor_grad(c), VALUES(0, 0, 0), 0, "a gradient not written whole is cleared");
+    /* fresh, given twice (x * x): add, cleared once */
+    c->grad_unset = true;
+    ck_assert(tensor_grads_begin(2, (Tensor *[]){c, c}, NULL, g));
+    ck_assert_ptr_eq(g[0], g[1]);
+    EXPECT_VALUES(tensor_grad(c), VALUES(0, 0, 0), 0, "the gradient of a tensor given twice is cleared");
+    ctx_free(ctx);
+}
+
 START_TEST(test_bad_inputs_are_errors) {
     tensor_clear_error();
     ck_assert_ptr_null(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5)));
@@ -208,6 +287,7 @@ START_TEST(test_bad_inputs_are_errors) {
     ck_assert(tensor_error() != NULL);
     tensor_clear_error();
     ck_assert_ptr_null(tensor_error());
+    op_checks_and_their_messages();
 }
 END_TEST
 
@@ -452,32 +532,62 @@ START_TEST(test_strided_loops_against_naive) {
 }
 END_TEST
 
+/* The tables each build of the fast files exports (kernels.h), in the order of KERNELS_EACH_BUILD */
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, tensor)
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, broadcast)
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, softmax)
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, gather)
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, bmm)
+KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, train)
+#define BUILD_NAME(topic, build) #build,
+
+/* Whether every entry of the table is the reference kernel (build NULL) or that build's. */
+static bool table_is(const char *build) {
+    static const char *const names[] = {KERNELS_EACH_BUILD(BUILD_NAME, unused)};
+    static const Kernels *const tensor[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, tensor)};
+    static const Kernels *const broadcast[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, broadcast)};
+    static const Kernels *const softmax[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, softmax)};
+    static const Kernels *const gather[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, gather)};
+    static const Kernels *const bmm[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, bmm)};
+    static const Kernels *const train[] = {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, train)};
+    const Kernels *k = kernels();
+    if (!build)
+        return k->copy == strided_copy_reference && k->accumulate == strided_accumulate_reference &&
+               k->binary == binary_reference && k->binary_backward == binary_backward_reference &&
+               k->exp == exp_reference && k->softmax_rows == softmax_rows_reference &&
+               k->cross_entropy_backward == cross_entropy_backward_reference && k->gather_rows == gather_rows_reference &&
+               k->matmul == matmul_reference && k->linear == linear_reference && k->gelu == gelu_reference &&
+               k->attention_backward == attention_backward_reference && k->adamw == adamw_reference;
+    for (int b = 0; b < KERNELS_BUILDS; b++)
+        if (strcmp(build, names[b]) == 0)
+            return k->copy == tensor[b]->copy && k->accumulate == tensor[b]->accumulate &&
+                   k->binary == broadcast[b]->binary && k->binary_backward == broadcast[b]->binary_backward &&
+                   k->exp == softmax[b]->exp && k->softmax_rows == softmax[b]->softmax_rows &&
+                   k->cross_entropy_backward == softmax[b]->cross_entropy_backward &&
+                   k->gather_rows == gather[b]->gather_rows && k->matmul == bmm[b]->matmul &&
+                   k->linear == train[b]->linear && k->gelu == train[b]->gelu &&
+                   k->attention_backward == train[b]->attention_backward && k->adamw == train[b]->adamw;
+    return false;
+}
+
 /* The switch: each setting of COURSE_KERNELS runs what it names, an unknown one the reference;
- * and each fills the table as kernels.c says: the reference kernel in every entry, the fast
- * ones that are plain C, or those and the native ones. */
+ * and each fills every entry as kernels.c says: with the reference kernel, or with the build
+ * the setting and this CPU choose (native: the best this CPU runs). */
 START_TEST(test_kernels_switch) {
-#if defined(__x86_64__) && defined(__GNUC__) /* the x86 kernels; no other CPU has them */
-    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    bool avx512 = __builtin_cpu_supports("avx512f");
-#else
-    bool avx2 = false, avx512 = false;
-#endif
-    const char *native = avx2 && avx512 ? "avx512" : avx2 ? "avx2" : "portable";
+    bool avx2 = kernels_cpu_runs("avx2"), avx512 = kernels_cpu_runs("avx512");
+    ck_assert(kernels_cpu_runs("portable") && !kernels_cpu_runs("sse9") && !kernels_cpu_runs(NULL));
+    ck_assert(!avx512 || avx2); /* the avx512 build uses AVX2 and FMA too */
+    const char *native = avx512 ? "avx512" : avx2 ? "avx2" : "portable";
     ck_assert_str_eq(use_kernels("reference"), "reference");
-    ck_assert(kernels()->copy == strided_copy_reference && kernels()->binary == binary_reference &&
-              kernels()->matmul == matmul_reference && kernels()->adamw == adamw_reference);
+    ck_assert(table_is(NULL));
     ck_assert_str_eq(kernels_setting(), "reference");
     ck_assert_str_eq(use_kernels("portable"), "portable");
-    ck_assert(kernels()->copy == strided_copy_fast && kernels()->binary == binary_fast &&
-              kernels()->matmul == matmul_fast && kernels()->softmax_rows == softmax_rows_fast &&
-              kernels()->adamw == adamw_fast);
-    ck_assert(kernels_mode() == KERNELS_PORTABLE);
+    ck_assert(table_is("portable"));
     ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "portable");
+    ck_assert(table_is(avx2 ? "avx2" : "portable"));
     ck_assert_str_eq(kernels_setting(), "avx2");
-    ck_assert(!kernels_avx512());
     ck_assert_str_eq(use_kernels("native"), native);
-    ck_assert(kernels()->softmax_rows == softmax_rows_fast && kernels()->gelu == gelu_fast);
-    ck_assert(kernels_mode() == (avx2 ? KERNELS_NATIVE : KERNELS_PORTABLE));
+    ck_assert(table_is(native));
     ck_assert_str_eq(use_kernels(""), native);
     ck_assert_str_eq(use_kernels(NULL), native);
     /* an unknown value: the reference, and a note on stderr naming the four it knows */
@@ -517,8 +627,11 @@ START_TEST(test_size1_dims_and_bad_shapes) {
         EXPECT_VALUES(tensor_contiguous(v), VALUES(1, 2, 3, 4, 5, 6), 0.0f, kernels);
         NdIter rows;
         nditer_init_rows(&rows, v);
-        int64_t at[3], k = 0;
-        while (nditer_next(&rows)) at[k++] = rows.offset[0];
+        int64_t at[3] = {-1, -1, -1}, k = 0;
+        while (nditer_next(&rows)) {
+            if (k < 3) at[k] = rows.offset[0];
+            k++;
+        }
         ck_assert_msg(k == 3 && at[0] == 0 && at[1] == 2 && at[2] == 4, "%s: rows at %lld %lld %lld", kernels,
                       (long long)at[0], (long long)at[1], (long long)at[2]);
     }
@@ -648,18 +761,16 @@ static char *printed(const char *name, const Tensor *t, const char *fmt, char *b
     return buf;
 }
 
-/* nditer_init_inner must visit exactly the offsets nditer_init does, in the same order, for
- * any layout: merging dims and handing the last to an inner loop only changes who counts. */
-START_TEST(test_nditer_inner_visits_the_same_offsets) {
-    int64_t merged_contiguous = 0, n;
-    NdIter it;
-    int64_t step[1];
-    nditer_init_inner(&it, 2, (const int64_t[]){4096, 4096}, 1, (const int64_t *[]){(const int64_t[]){4096, 1}}, &n,
-                      step);
-    while (nditer_next(&it)) merged_contiguous++;
-    ck_assert_msg(merged_contiguous == 1 && n == 4096 * 4096 && step[0] == 1,
-                  "a contiguous (4096,4096) is one loop of 16M: got %lld outer steps of %lld", (long long)merged_contiguous,
-                  (long long)n);
+/* The dims merge_dims merges must be walked over exactly the offsets nditer_init visits
+ * over the dims as they were, in the same order, for any layout: merging only changes who
+ * counts. */
+START_TEST(test_merged_dims_visit_the_same_offsets) {
+    int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
+    int m = merge_dims(2, (const int64_t[]){4096, 4096}, 1, (const int64_t *[]){(const int64_t[]){4096, 1}},
+                               merged_shape, merged);
+    ck_assert_msg(m == 1 && merged_shape[0] == 4096 * 4096 && merged[0][0] == 1,
+                  "a contiguous (4096,4096) is one dim of 16M: got %d dims, the last of %lld", m,
+                  (long long)merged_shape[m > 0 ? m - 1 : 0]);
 
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed);
@@ -676,22 +787,27 @@ START_TEST(test_nditer_inner_visits_the_same_offsets) {
             }
         }
         const int64_t *views[3] = {strides[0], strides[1], strides[2]};
-        NdIter plain, inner;
-        int64_t len, steps[3], expected[3][256], count = 0;
+        NdIter plain, walk;
+        int64_t expected[3][256], count = 0;
         nditer_init(&plain, rank, shape, n_ops, views);
         while (nditer_next(&plain)) {
             for (int k = 0; k < n_ops; k++) expected[k][count] = plain.offset[k];
             count++;
         }
+        m = merge_dims(rank, shape, n_ops, views, merged_shape, merged);
+        ck_assert_msg(m >= 0 && m <= rank, "COURSE_SEED=%llu case %d: %d merged dims for rank %d", (unsigned long long)seed,
+                      trial, m, rank);
         int64_t seen = 0;
-        nditer_init_inner(&inner, rank, shape, n_ops, views, &len, steps);
-        while (nditer_next(&inner))
-            for (int64_t i = 0; i < len; i++, seen++)
-                for (int k = 0; k < n_ops; k++)
-                    ck_assert_msg(seen < count && inner.offset[k] + i * steps[k] == expected[k][seen],
-                                  "COURSE_SEED=%llu case %d: element %lld of operand %d: offset %lld, nditer_init's %lld",
-                                  (unsigned long long)seed, trial, (long long)seen, k,
-                                  (long long)(inner.offset[k] + i * steps[k]), (long long)expected[k][seen]);
+        nditer_init(&walk, m, merged_shape, n_ops, (const int64_t *[]){merged[0], merged[1], merged[2]});
+        if (shape_numel(shape, rank) == 0) ck_assert(!nditer_next(&walk));
+        while (shape_numel(shape, rank) > 0 && nditer_next(&walk)) {
+            for (int k = 0; k < n_ops; k++)
+                ck_assert_msg(seen < count && walk.offset[k] == expected[k][seen],
+                              "COURSE_SEED=%llu case %d: element %lld of operand %d: offset %lld, nditer_init's %lld",
+                              (unsigned long long)seed, trial, (long long)seen, k, (long long)walk.offset[k],
+                              (long long)(seen < count ? expected[k][seen] : -1));
+            seen++;
+        }
         ck_assert_msg(seen == count, "COURSE_SEED=%llu case %d: %lld elements visited, not %lld", (unsigned long long)seed,
                       trial, (long long)seen, (long long)count);
     }
@@ -749,6 +865,7 @@ START_TEST(test_backward_chain_and_accumulation) {
     EXPECT_VALUES(tensor_grad(x), VALUES(9), 0, "after zero_grad and backward");
     ctx_zero_grads(test_ctx);
     EXPECT_VALUES(tensor_grad(x), VALUES(0), 0, "after ctx_zero_grads");
+    grads_begin_stores_or_adds();
 }
 END_TEST
 
@@ -928,7 +1045,7 @@ int main(int argc, char **argv) {
     TCase *views = add_test_case(s, "views and printing");
     add_test(views, test_as_strided_views);
     add_test(views, test_nditer_is_an_odometer);
-    add_test(views, test_nditer_inner_visits_the_same_offsets);
+    add_test(views, test_merged_dims_visit_the_same_offsets);
     TCase *tiles = add_test_case(s, "cache-blocked copies");
     tcase_set_timeout(tiles, 60);
     add_test(tiles, test_kernels_switch);

@@ -78,6 +78,7 @@ static Case case_new(int64_t rows, int64_t cols, int variant, bool map) {
     for (int64_t i = 0; i < (rows > cols ? rows : cols); i++) c.bias[i] = (float)(i % 7) * 0.5f;
     for (int64_t i = 0; i < c.n; i++) {
         c.a[i] = (float)(i % 1000);
+        /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Assign): rows, cols >= 1, so bias holds cols floats, all set above */
         c.b_full[i] = c.bias[i % cols];
         c.out[i] = 0;
     }

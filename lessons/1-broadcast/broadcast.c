@@ -12,7 +12,6 @@
 #include "broadcast.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "kernels.h"
 
@@ -20,7 +19,7 @@
 
 int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
                      int *out_rank) {
-    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
     if (!shape_is_valid("broadcast_shapes", a, a_rank) || !shape_is_valid("broadcast_shapes", b, b_rank)) return -1;
     if (!out || !out_rank) return tensor_set_error("broadcast_shapes: out and out_rank must not be NULL"), -1;
     int n = a_rank > b_rank ? a_rank : b_rank;
@@ -30,7 +29,7 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
         int ia = i - (n - a_rank), ib = i - (n - b_rank);
         int64_t da = ia >= 0 ? a[ia] : 1;
         int64_t db = ib >= 0 ? b[ib] : 1;
-        if (da == db) out[i] = da;
+        if (da == db) out[i] = da; /* NOLINT(bugprone-branch-clone): one line per broadcasting rule, as the chapter states them */
         else if (da == 1) out[i] = db;
         else if (db == 1) out[i] = da;
         else {
@@ -39,6 +38,10 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
             return -1;
         }
     }
+    if (shape_numel(out, n) < 0) /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
+        return tensor_set_error("broadcast_shapes: shapes %s %s broadcast to %s, which has too many elements",
+                                shape_format(a, a_rank, sa, sizeof sa), shape_format(b, b_rank, sb, sizeof sb),
+                                shape_format(out, n, so, sizeof so)), -1;
     *out_rank = n;
     return 0;
 }
@@ -56,7 +59,7 @@ int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strid
     if (pad < 0) goto incompatible;
     for (int d = 0; d < target_rank; d++) {
         int s = d - pad; /* src's dim lined up with target's dim d */
-        if (s < 0) out_strides[d] = 0;                           /* missing: every index reads the same */
+        if (s < 0) out_strides[d] = 0; /* missing: every index reads the same */ /* NOLINT(bugprone-branch-clone): one rule per line */
         else if (src[s] == target[d]) out_strides[d] = src_strides[s]; /* matching: walk as usual */
         else if (src[s] == 1) out_strides[d] = 0;                /* size 1: stay on element 0 */
         else goto incompatible;
@@ -85,8 +88,7 @@ int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, in
     if (!map && total != 0) return tensor_set_error("broadcast_map: map is NULL"), -1;
     contiguous_strides(src, src_rank, src_contiguous);
     if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0)
-        return tensor_set_error("broadcast_map: shape %s cannot be broadcast to %s", shape_format(src, src_rank, ss, sizeof ss),
-                                shape_format(target, target_rank, st, sizeof st)), -1;
+        return tensor_error_as("broadcast_map", NULL), -1;
 
     for (int64_t t = 0; t < total; t++) {
         unravel_index(t, target, target_rank, index); /* step 1: flat t -> (i, j, ...) */
@@ -111,17 +113,14 @@ static void expand_backward(Tensor *out) {
                        out->grad->strides);
 }
 
+/* Its errors are broadcast_strides' (a shape that does not broadcast) and tensor_as_strided's
+ * (one with too many elements), each under expand's name. */
 Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank) {
     if (!x) return tensor_null_input("expand", "x"), NULL;
     int64_t strides[TENSOR_MAX_RANK];
-    char sx[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    if (!shape_is_valid("expand", shape, rank)) return NULL;
-    if (shape_numel(shape, rank) < 0)
-        return tensor_set_error("expand: shape %s has too many elements", shape_format(shape, rank, st, sizeof st)), NULL;
-    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0)
-        return tensor_set_error("expand: cannot broadcast shape %s to %s", shape_format(x->shape, x->rank, sx, sizeof sx),
-                                shape_format(shape, rank, st, sizeof st)), NULL;
+    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0) return tensor_error_as("expand", NULL), NULL;
     Tensor *view = tensor_as_strided(x, shape, rank, strides, x->offset);
+    if (!view) return tensor_error_as("expand", NULL), NULL;
     return tensor_record(view, "expand", expand_backward, 1, &x);
 }
 
@@ -182,21 +181,10 @@ void binary_reference(char op, int rank, const int64_t *shape, float *out, const
 }
 
 static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a, Tensor *b) {
-    if (!a) return tensor_null_input(name, "a"), NULL;
-    if (!b) return tensor_null_input(name, "b"), NULL;
-    if (!contexts_match(name, a, b, "the operands")) return NULL;
+    if (!inputs_valid(name, INPUTS(a, b))) return NULL;
     int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
     int rank;
-    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
-    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0)
-        return tensor_set_error("%s: operands could not be broadcast together with shapes %s %s", name,
-                                shape_format(a->shape, a->rank, s1, sizeof s1),
-                                shape_format(b->shape, b->rank, s2, sizeof s2)), NULL;
-    if (shape_numel(shape, rank) < 0) /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
-        return tensor_set_error("%s: shapes %s %s broadcast to %s, which has too many elements", name,
-                                shape_format(a->shape, a->rank, s1, sizeof s1),
-                                shape_format(b->shape, b->rank, s2, sizeof s2),
-                                shape_format(shape, rank, s3, sizeof s3)), NULL;
+    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0) return tensor_error_as(name, NULL), NULL;
     Tensor *out = tensor_empty(a->ctx, shape, rank); /* every element is written below */
     if (!out) return NULL;
     /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
@@ -210,11 +198,11 @@ static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a,
  * both inputs' gradients. ga and gb are contiguous in a's and b's own shapes and are addressed
  * with stride 0 along the dims that were broadcast, so `ga[...] += ...` sums the gradient of
  * every copy back into the one element of a that was copied. ga (gb) is NULL when a (b) does
- * not require grad. Each case of the switch is one op's derivative, times g. With store, each
- * element gets one term, which is stored (binary_backward says when). */
+ * not require grad. Each case of the switch is one op's derivative, times g. Without
+ * accumulate, each element gets one term, which is stored (binary_backward says when). */
 void binary_backward_reference(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
-                               const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool store) {
+                               const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool accumulate) {
     enum { G, A, B, GA, GB }; /* it.offset[G], [A], ... */
     int64_t g_strides[TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
@@ -229,8 +217,8 @@ void binary_backward_reference(char op, int rank, const int64_t *shape, const fl
         case '*': da = gk * v, db = gk * u; break; /* out = a * b: d out/d a = b, d out/d b = a */
         default: da = gk / v, db = -gk * u / (v * v); /* out = a / b: 1/b and -a/b^2 */
         }
-        if (ga) ga[k[GA]] = (store ? 0.0f : ga[k[GA]]) + da; /* for x * x both lines add into x's gradient */
-        if (gb) gb[k[GB]] = (store ? 0.0f : gb[k[GB]]) + db;
+        if (ga) ga[k[GA]] = (accumulate ? ga[k[GA]] : 0.0f) + da; /* for x * x both lines add into x's gradient */
+        if (gb) gb[k[GB]] = (accumulate ? gb[k[GB]] : 0.0f) + db;
     }
 }
 
@@ -243,7 +231,7 @@ static void broadcast_grad_strides(const Tensor *x, const Tensor *out, int64_t *
 }
 
 /* True when each element of x's gradient gets one term from out's: x is as large as out, not
- * broadcast. (x * x has two, but there the second tensor_grad_begin of x says to add.) */
+ * broadcast. (x * x has two, but tensor_grads_begin sees x given twice.) */
 static bool one_term_each(const Tensor *x, const Tensor *out) {
     return shape_numel(x->shape, x->rank) == shape_numel(out->shape, out->rank);
 }
@@ -255,18 +243,12 @@ static void binary_backward(Tensor *out, char op) {
     broadcast_strides(b->shape, b->rank, b->strides, out->shape, out->rank, sb);
     broadcast_grad_strides(a, out, sga);
     broadcast_grad_strides(b, out, sgb);
-    /* A gradient that nothing has reached yet, one term in each element, is stored (=) by the
-     * kernel rather than cleared and added to (+=): the residual adds of lesson 7 cleared
-     * megabytes a step. When only one of the two can be, that one is cleared after all. */
-    bool store_a = false, store_b = false;
-    float *ga = NULL, *gb = NULL;
-    if (a->requires_grad) ga = one_term_each(a, out) ? tensor_grad_begin(a, &store_a) : tensor_grad_data(a);
-    if (b->requires_grad) gb = one_term_each(b, out) ? tensor_grad_begin(b, &store_b) : tensor_grad_data(b);
-    bool store = (ga || gb) && (!ga || store_a) && (!gb || store_b);
-    if (!store && store_a) memset(ga, 0, (size_t)shape_numel(a->shape, a->rank) * sizeof(float));
-    if (!store && store_b) memset(gb, 0, (size_t)shape_numel(b->shape, b->rank) * sizeof(float));
+    /* gradients that nothing has reached yet, one term in each element, are stored (=) rather
+     * than cleared and added to (+=); g[0] (g[1]) is NULL when a (b) takes no gradient */
+    float *g[2];
+    bool accumulate = tensor_grads_begin(2, out->inputs, (const bool[]){one_term_each(a, out), one_term_each(b, out)}, g);
     kernels()->binary_backward(op, out->rank, out->shape, tensor_data(out->grad), tensor_data(a), sa, tensor_data(b),
-                               sb, ga, sga, gb, sgb, store);
+                               sb, g[0], sga, g[1], sgb, accumulate);
 }
 
 static void add_backward(Tensor *out) { binary_backward(out, '+'); }
@@ -319,3 +301,7 @@ Tensor *tensor_pow_scalar(Tensor *x, float p) {
     out->param = p;
     return tensor_record(out, "pow_scalar", pow_backward, 1, &x);
 }
+
+/* ==== this lesson's entries of the table of kernels (kernels.h) ============================ */
+
+KERNELS_LESSON(broadcast, .binary = binary_reference, .binary_backward = binary_backward_reference)

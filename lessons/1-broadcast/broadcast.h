@@ -14,7 +14,8 @@
 
 /* The broadcast shape of a and b, written to out (room for TENSOR_MAX_RANK dims) and
  * *out_rank. Returns 0, or -1 with an error if the shapes cannot broadcast:
- * "broadcast_shapes: operands could not be broadcast together with shapes (2,3) (2,4)". */
+ * "broadcast_shapes: operands could not be broadcast together with shapes (2,3) (2,4)", or if
+ * the shape they broadcast to has too many elements to count (an element count past int64). */
 int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
                      int *out_rank);
 

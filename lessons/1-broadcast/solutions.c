@@ -45,7 +45,7 @@ int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src
     if (src_rank > target_rank) return -1;
     for (int k = 1; k <= target_rank; k++) {
         int d = target_rank - k;
-        if (k > src_rank) {
+        if (k > src_rank) { /* NOLINT(bugprone-branch-clone): one rule per branch, as in the chapter */
             out_strides[d] = 0; /* src has no such dim */
         } else if (src[src_rank - k] == target[d]) {
             out_strides[d] = src_strides[src_rank - k];
@@ -71,6 +71,7 @@ void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *
         }
         int64_t s = 0;
         for (int d = 0; d < src_rank; d++) {
+            /* cppcheck-suppress uninitvar ; src broadcasts to target (exercises.h): d + offset is one of target's dims, all set above */
             int64_t i = src[d] == 1 ? 0 : index[d + offset];
             s = s * src[d] + i;
         }

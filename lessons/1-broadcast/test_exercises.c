@@ -167,6 +167,7 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
     int64_t left[TENSOR_MAX_RANK];
     int left_rank = a_rank > b_rank ? a_rank : b_rank, left_status = 0;
     for (int d = 0; d < left_rank; d++) {
+        /* cppcheck-suppress nullPointer ; a (b) is NULL only for rank 0, and d < a_rank (b_rank) guards the read */
         int64_t da = d < a_rank ? a[d] : 1, db = d < b_rank ? b[d] : 1;
         if (da != db && da != 1 && db != 1) left_status = -1;
         left[d] = da == 1 ? db : da;
@@ -292,9 +293,10 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
     shape_format(src_strides, src_rank, sst, sizeof sst);
     shape_format(target, target_rank, st, sizeof st);
     /* the usual mistake: src's dims lined up with target's from the left (src dim d with target dim d) */
-    int64_t left[TENSOR_MAX_RANK];
+    int64_t left[TENSOR_MAX_RANK] = {0};
     int left_status = src_rank > target_rank ? -1 : 0;
     for (int d = 0; d < target_rank && left_status == 0; d++) {
+        /* cppcheck-suppress nullPointer ; src is NULL only for src_rank 0, and d >= src_rank is tested first */
         if (d >= src_rank || (src[d] == 1 && target[d] != 1))
             left[d] = 0;
         else if (src[d] == target[d])
@@ -513,6 +515,7 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     size_t out_bytes = (size_t)(n_out > 0 ? n_out : 1) * sizeof(float);
     float *last = malloc(out_bytes), *tiled = malloc(out_bytes);
     ck_assert(map && last && tiled);
+    ck_assert(n == 0 || n_out > 0); /* src broadcasts to the gradient's shape */
     ck_assert_int_eq(broadcast_map(shape, rank, out_shape, out_rank, map), 0);
     for (int64_t j = 0; j < n_out; j++) last[j] = tiled[j] = 0.0f;
     for (int64_t t = 0; t < n; t++) last[map[t]] = grad[t], tiled[t % n_out] += grad[t];
@@ -520,7 +523,7 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
     for (int64_t j = 0; j < n_out; j++) {
         float sum = tensor_data(want)[j];
         assigned = assigned && got[j] == last[j];
-        averaged = averaged && fabsf(got[j] * (float)(n / n_out) - sum) <= 1e-4f * (1 + fabsf(sum));
+        averaged = averaged && fabsf(got[j] * ((float)n / (float)n_out) - sum) <= 1e-4f * (1 + fabsf(sum));
     }
     bool repeated = wrong && values_close(got, tiled, n_out, 1e-5f) &&
                     !values_close(tiled, tensor_data(want), n_out, 1e-5f);

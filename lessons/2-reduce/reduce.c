@@ -128,16 +128,12 @@ Tensor *tensor_mean_axis(Tensor *x, int axis, bool keepdim) {
 }
 
 Tensor *tensor_mse_loss(Tensor *pred, Tensor *target) {
-    if (!pred) return tensor_null_input("mse_loss", "pred"), NULL;
-    if (!target) return tensor_null_input("mse_loss", "target"), NULL;
-    if (!contexts_match("mse_loss", pred, target, "pred and target")) return NULL;
-    if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank)) {
-        char sp[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-        tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",
-                         shape_format(pred->shape, pred->rank, sp, sizeof sp),
-                         shape_format(target->shape, target->rank, st, sizeof st));
-        return NULL;
-    }
+    char sp[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
+    if (!inputs_valid("mse_loss", INPUTS(pred, target))) return NULL;
+    if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank))
+        return tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",
+                                shape_format(pred->shape, pred->rank, sp, sizeof sp),
+                                shape_format(target->shape, target->rank, st, sizeof st)), NULL;
     /* sum((pred - target)^2) / N, op by op as the chapter writes it */
     Tensor *squared = tensor_pow_scalar(tensor_sub(pred, target), 2.0f);
     return tensor_mul_scalar(tensor_sum(squared), 1.0f / (float)tensor_numel(pred));

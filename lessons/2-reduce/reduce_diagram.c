@@ -33,7 +33,7 @@ int reduce_diagram_sum(Diagram *d) {
     for (int64_t r = 0; r < 6 && status == 0; r++)
         status = diagram_cell(d, "x", r / 3, r % 3, xs[r], into[r], (int)into[r], "%lld*%lld + %lld*%lld = %lld",
                               (long long)(r / 3), (long long)strides[0], (long long)(r % 3), (long long)strides[1],
-                              (long long)(r / 3 * strides[0] + r % 3 * strides[1])); /* the arrow is the probe's */
+                              (long long)r / 3 * strides[0] + (long long)r % 3 * strides[1]); /* the arrow is the probe's */
     for (int64_t j = 0; j < 3 && status == 0; j++) {
         char sum[DIAGRAM_LABEL_MAX];
         int n = diagram_terms(sum, sizeof sum, xs, into, 6, j, " + ");

@@ -30,6 +30,12 @@ void softmax_naive_row(const float *x, int64_t d, float *out) {
     for (int64_t j = 0; j < d; j++) out[j] /= sum; /* inf / inf = nan */
 }
 
+/* e^x of n floats, one at a time: the reference kernel of the table's exp, which the fast
+ * kernels' vector exp is measured against (the tests, the benchmark). */
+void exp_reference(const float *x, int64_t n, float *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = expf(x[i]);
+}
+
 /* ==== one row, stable ===================================================================== */
 
 /* The row's max. Starting at -INFINITY (not a "very negative" sentinel such as -10000) means
@@ -81,18 +87,15 @@ static Tensor *row_op_output(const char *op, Tensor *x) {
     return tensor_empty(x->ctx, x->shape, x->rank); /* every element is written */
 }
 
-/* Calls row_fn on each row of x (any view: rows are visited by the core's odometer) and on the
- * matching row of out, which is contiguous. */
-static void for_each_row(const Tensor *x, float *out, void (*row_fn)(const float *, int64_t, int64_t, float *)) {
-    int64_t d = x->shape[x->rank - 1], step = x->strides[x->rank - 1];
+/* The reference kernel of both row ops: one row at a time, each row of x (any view: the rows
+ * are visited by the core's odometer over the dims before the last) into the matching row of
+ * out, which is contiguous. */
+void softmax_rows_reference(bool log_softmax, int rank, const int64_t *shape, const float *x,
+                            const int64_t *x_strides, float *out) {
+    int64_t d = shape[rank - 1], step = x_strides[rank - 1];
     NdIter rows;
-    nditer_init_rows(&rows, x);
-    for (; nditer_next(&rows); out += d) row_fn(tensor_data(x) + rows.offset[0], d, step, out);
-}
-
-/* The reference kernel of both row ops: one row at a time. */
-void softmax_rows_reference(bool log_softmax, const Tensor *x, float *out) {
-    for_each_row(x, out, log_softmax ? log_softmax_row : softmax_row);
+    nditer_init(&rows, rank - 1, shape, 1, &x_strides);
+    for (; nditer_next(&rows); out += d) (log_softmax ? log_softmax_row : softmax_row)(x + rows.offset[0], d, step, out);
 }
 
 /* ==== softmax ============================================================================= */
@@ -126,7 +129,7 @@ static void softmax_backward(Tensor *out) { row_op_backward(false, out); }
 Tensor *tensor_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("softmax_last_dim", x);
     if (!out) return NULL;
-    kernels()->softmax_rows(false, x, tensor_data(out));
+    kernels()->softmax_rows(false, x->rank, x->shape, tensor_data(x), x->strides, tensor_data(out));
     return tensor_record(out, "softmax_last_dim", softmax_backward, 1, &x);
 }
 
@@ -146,7 +149,7 @@ static void log_softmax_backward(Tensor *out) { row_op_backward(true, out); }
 Tensor *tensor_log_softmax_last_dim(Tensor *x) {
     Tensor *out = row_op_output("log_softmax_last_dim", x);
     if (!out) return NULL;
-    kernels()->softmax_rows(true, x, tensor_data(out));
+    kernels()->softmax_rows(true, x->rank, x->shape, tensor_data(x), x->strides, tensor_data(out));
     return tensor_record(out, "log_softmax_last_dim", log_softmax_backward, 1, &x);
 }
 
@@ -159,11 +162,10 @@ static double row_cross_entropy(const float *x, int64_t d, int64_t step, int64_t
 }
 
 /* The reference kernel: the rows' losses, added up in double. */
-double cross_entropy_reference(const Tensor *logits, const int64_t *targets) {
+double cross_entropy_reference(int64_t n, int64_t c, const float *logits, int64_t rs, int64_t cs,
+                               const int64_t *targets) {
     double total = 0.0;
-    for (int64_t i = 0; i < logits->shape[0]; i++)
-        total += row_cross_entropy(tensor_data(logits) + i * logits->strides[0], logits->shape[1], logits->strides[1],
-                                   targets[i]);
+    for (int64_t i = 0; i < n; i++) total += row_cross_entropy(logits + i * rs, c, cs, targets[i]);
     return total;
 }
 
@@ -171,14 +173,14 @@ double cross_entropy_reference(const Tensor *logits, const int64_t *targets) {
  * -log_softmax(row)[t] with respect to x_j is s_j - (j == t): the softmax minus the one-hot
  * target. Each row is 1/N of the mean, so the gradient is (softmax - onehot) / N, times the
  * upstream gradient of the loss. The softmax is recomputed from the logits, not stored. */
-void cross_entropy_backward_reference(const Tensor *logits, const int64_t *targets, float scale, float *gx) {
-    int64_t n = logits->shape[0], c = logits->shape[1], step = logits->strides[1];
+void cross_entropy_backward_reference(int64_t n, int64_t c, const float *logits, int64_t rs, int64_t cs,
+                                      const int64_t *targets, float scale, float *gx) {
     for (int64_t i = 0; i < n; i++, gx += c) {
-        const float *x = tensor_data(logits) + i * logits->strides[0];
-        float m = row_max(x, c, step);
-        double sum = row_exp_sum(x, c, step, m, NULL);
+        const float *x = logits + i * rs;
+        float m = row_max(x, c, cs);
+        double sum = row_exp_sum(x, c, cs, m, NULL);
         for (int64_t j = 0; j < c; j++) {
-            float s = (float)(expf(x[j * step] - m) / sum);
+            float s = (float)(expf(x[j * cs] - m) / sum);
             gx[j] += scale * (s - (j == targets[i] ? 1.0f : 0.0f));
         }
     }
@@ -187,7 +189,8 @@ void cross_entropy_backward_reference(const Tensor *logits, const int64_t *targe
 static void cross_entropy_backward(Tensor *out) {
     Tensor *logits = out->inputs[0];
     float scale = tensor_data(out->grad)[0] / (float)logits->shape[0];
-    kernels()->cross_entropy_backward(logits, out->saved, scale, tensor_grad_data(logits));
+    kernels()->cross_entropy_backward(logits->shape[0], logits->shape[1], tensor_data(logits), logits->strides[0],
+                                      logits->strides[1], out->saved, scale, tensor_grad_data(logits));
 }
 
 Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_targets) {
@@ -210,8 +213,14 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
     int64_t *saved = ctx_alloc(logits->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
     for (int64_t i = 0; i < n; i++) saved[i] = targets[i];
-    double total = kernels()->cross_entropy(logits, targets);
+    double total = kernels()->cross_entropy(n, c, tensor_data(logits), logits->strides[0], logits->strides[1], targets);
     tensor_data(out)[0] = (float)(total / (double)n); /* 0 / 0 = nan for no rows */
     out->saved = saved;
     return tensor_record(out, op, cross_entropy_backward, 1, &logits);
 }
+
+/* ==== this lesson's entries of the table of kernels (kernels.h) ============================ */
+
+KERNELS_LESSON(softmax, .exp = exp_reference, .softmax_rows = softmax_rows_reference,
+               .softmax_backward = softmax_backward_reference, .cross_entropy = cross_entropy_reference,
+               .cross_entropy_backward = cross_entropy_backward_reference)

@@ -32,6 +32,7 @@ void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) {
     for (int64_t j = 0; j < d; j++) total += expf(x[j] - largest);
     /* (x - max) - log(total), not x - (max + log(total)): adding the max to the log would
      * round it to the max's size */
+    /* cppcheck-suppress invalidFunctionArg ; total >= 1 when d > 0 (the max adds e^0); for d == 0 the value is unused */
     float log_total = logf(total);
     for (int64_t j = 0; j < d; j++) out[j] = (x[j] - largest) - log_total;
 }

@@ -55,7 +55,7 @@ static void section_overflow(Ctx *ctx) {
            isinf(e887) ? "inf" : "still finite");
     /* e^(s-2) + e^(s-1) + e^s = e^s (1 + e^-1 + e^-2): the sum overflows a little before e^s does */
     printf("  the sum e^(s-2) + e^(s-1) + e^s overflows already above s = log(FLT_MAX) - log(1 + e^-1 + e^-2) = %.2f\n",
-           log(FLT_MAX) - log(1.0 + exp(-1.0) + exp(-2.0)));
+           log((double)FLT_MAX) - log(1.0 + exp(-1.0) + exp(-2.0)));
     printf("  logits [s-2, s-1, s] for growing s (the right answer is always [0.0900, 0.2447, 0.6652]):\n");
     printf("  %-7s %-30s %s\n", "s", "naive exp(x) / sum", "stable (library)");
     const float scales[] = {3, 50, 88, 88.7f, 89, 100, 1000};

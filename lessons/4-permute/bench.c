@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
     printf("memory: warm (glibc keeps and reuses freed memory; the heap was written once before timing)\n");
     printf("GB/s counts the bytes read and written, 2 x the tensor's size\n");
 
-    BenchPair pairs[3], to_array_pair;
+    BenchPair pairs[3], to_array_pair = {0}; /* set by the first layout's row */
     for (int l = 0; l < 3; l++) {
         Case c = case_new(&layouts[l]);
         char what[160];

@@ -88,17 +88,17 @@ int permute_map(const int64_t *shape, int rank, const int *dims, int64_t *map) {
 /* Output element i0..ik is input element (i at the positions inv gives), so the gradient of
  * each output element belongs to exactly one input element: the same strides, used to write
  * into x's gradient, put every gradient back in its place. Added (+=), because x may be used
- * elsewhere too; or copied, when it is the first gradient to reach x (tensor_grad_begin). */
+ * elsewhere too; or copied, when it is the first gradient to reach x (tensor_grads_begin). */
 static void permute_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     const int *dims = out->saved;
     int64_t gx_contiguous[TENSOR_MAX_RANK], gx_permuted[TENSOR_MAX_RANK];
     contiguous_strides(x->shape, x->rank, gx_contiguous);
     for (int i = 0; i < out->rank; i++) gx_permuted[i] = gx_contiguous[dims[i]];
-    bool first;
-    float *gx = tensor_grad_begin(x, &first);
-    (first ? strided_copy : strided_accumulate)(out->rank, out->shape, gx, gx_permuted, tensor_data(out->grad),
-                                                out->grad->strides);
+    float *gx;
+    bool accumulate = tensor_grads_begin(1, &x, NULL, &gx);
+    (accumulate ? strided_accumulate : strided_copy)(out->rank, out->shape, gx, gx_permuted, tensor_data(out->grad),
+                                                     out->grad->strides);
 }
 
 Tensor *tensor_permute(Tensor *x, const int *dims, int n) {
@@ -138,6 +138,7 @@ Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
  * themselves (each dim's stride is the next dim's stride times the next dim's size: dims_merge);
  * every new dim must fall inside one chunk. (The same rule as PyTorch's view.) */
 static bool view_strides(const Tensor *x, const int64_t *shape, int rank, int64_t *strides) {
+    if (rank < 0 || rank > TENSOR_MAX_RANK) return false; /* reshape_target checked it already */
     if (tensor_numel(x) == 0 || x->rank == 0) {
         contiguous_strides(shape, rank, strides);
         return true;
@@ -199,10 +200,10 @@ static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *w
 static void reshape_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
     int64_t n = tensor_numel(x);
-    bool first;
-    float *gx = tensor_grad_begin(x, &first);
-    (first ? strided_copy : strided_accumulate)(1, &n, gx, (const int64_t[]){1}, tensor_data(out->grad),
-                                                (const int64_t[]){1});
+    float *gx;
+    bool accumulate = tensor_grads_begin(1, &x, NULL, &gx);
+    (accumulate ? strided_accumulate : strided_copy)(1, &n, gx, (const int64_t[]){1}, tensor_data(out->grad),
+                                                     (const int64_t[]){1});
 }
 
 Tensor *tensor_reshape(Tensor *x, const int64_t *shape, int rank) {

@@ -125,7 +125,7 @@ static void check_inverse(const int *dims, int n, const char *context) {
         ck_assert_msg(got[i] == UNWRITTEN, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
                       format_axes(dims, n, ds, sizeof ds), n);
     /* inv[i] = dims[i]: a copy, which undoes dims only when dims swaps pairs */
-    bool copied = n > 0 && !memcmp(got, dims, (size_t)n * sizeof *got) && memcmp(dims, want, (size_t)n * sizeof *want);
+    bool copied = n > 0 && memcmp(got, dims, (size_t)n * sizeof *got) == 0 && memcmp(dims, want, (size_t)n * sizeof *want) != 0;
     ck_assert_msg(!copied, "exercise 4.2%s: the inverse of %s: inv is dims itself, %s, expected %s. A copy undoes dims "
                   "only when dims just swaps pairs of dims. Output dim i came from input dim dims[i], so the inverse sends "
                   "dims[i] back to i: inv[dims[i]] = i, not inv[i] = dims[i]", context, format_axes(dims, n, ds, sizeof ds),

@@ -272,6 +272,7 @@ START_TEST(test_tiled_copies_against_naive) {
     const char *const *modes = test_kernel_modes();
     int n_modes = 0;
     while (modes[n_modes]) n_modes++;
+    ck_assert_int_gt(n_modes, 0);
     for (int trial = 0; trial < 60; trial++) {
         const char *kernels = use_kernels(modes[trial % n_modes]);
         int rank = (int)rng_int(&rng, 2, 4), dims[TENSOR_MAX_RANK];

@@ -40,13 +40,13 @@ static bool indices_in_range(const char *op, const int64_t *indices, int64_t n, 
     return true;
 }
 
-/* The reference kernel: out[i, :] = table[indices[i], :], the table read through its strides
- * (any view works), out contiguous (n, D). */
-void gather_rows_reference(const Tensor *table, const int64_t *indices, int64_t n, float *out) {
-    int64_t d = table->shape[1];
-    const float *t = tensor_data(table);
+/* The reference kernel: out[i, :] = table[indices[i], :], the table read through its row and
+ * column strides (any view works), out contiguous (n, D). */
+void gather_rows_reference(int64_t v, int64_t d, const float *table, int64_t rs, int64_t cs, const int64_t *indices,
+                           int64_t n, float *out) {
+    (void)v; /* every index is in range: the op checked them */
     for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < d; j++) out[i * d + j] = t[indices[i] * table->strides[0] + j * table->strides[1]];
+        for (int64_t j = 0; j < d; j++) out[i * d + j] = table[indices[i] * rs + j * cs];
 }
 
 /* Scatter-add: output row i came from table row indices[i], so its gradient goes back there.
@@ -80,7 +80,8 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
     if (n > 0) memcpy(saved, indices, (size_t)n * sizeof *saved);
-    kernels()->gather_rows(table, indices, n, tensor_data(out));
+    kernels()->gather_rows(v, d, tensor_data(table), table->strides[0], table->strides[1], indices, n,
+                           tensor_data(out));
     out->saved = saved;
     return tensor_record(out, op, gather_rows_backward, 1, &table);
 }
@@ -111,3 +112,7 @@ Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *i
     if (!rows) return NULL;
     return tensor_reshape(rows, shape, index_rank + 1); /* (..., D): a view, no copy */
 }
+
+/* ==== this lesson's entries of the table of kernels (kernels.h) ============================ */
+
+KERNELS_LESSON(gather, .gather_rows = gather_rows_reference)

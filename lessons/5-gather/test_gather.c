@@ -177,6 +177,7 @@ START_TEST(test_gather_layouts_against_naive) {
     const char *const *modes = test_kernel_modes();
     int n_modes = 0;
     while (modes[n_modes]) n_modes++;
+    ck_assert_int_gt(n_modes, 0);
     for (int trial = 0; trial < 120; trial++) {
         const char *kernels = use_kernels(modes[trial % n_modes]);
         int layout = (int)rng_int(&rng, 0, N_LAYOUTS - 1);

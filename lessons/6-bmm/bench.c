@@ -7,8 +7,9 @@
  *   naive i,j,p    the textbook loop: each out[i, j] is a dot product down a column of b
  *   loop order     the same sums in the order i, p, j: the inner loop walks rows of b and out
  *   blocked        i, p, j over blocks of b small enough to stay in the cache
- *   library        tensor_matmul, with gemm.c's plain C micro-kernel (COURSE_KERNELS=portable),
- *                  its AVX2+FMA one (avx2) and, where the CPU has it, its AVX-512 one (native)
+ *   library        tensor_matmul, with bmm_fast.c's micro-kernel as each build has it: plain C
+ *                  (COURSE_KERNELS=portable), AVX2+FMA (avx2) and, where the CPU runs it,
+ *                  AVX-512 (native)
  *   OpenBLAS       cblas_sgemm, one thread, when the Makefile found OpenBLAS (HAVE_OPENBLAS)
  *
  * OpenBLAS picks its kernels ("core") for the CPU when it loads, and OPENBLAS_CORETYPE
@@ -30,7 +31,6 @@
 
 #include "bench.h"
 #include "bmm.h"
-#include "gemm.h"
 #include "kernels.h"
 
 #ifdef HAVE_OPENBLAS
@@ -47,7 +47,7 @@ static const int64_t quick_sizes[] = {64, 128};
 enum { BATCH = 64, BM = 128, BK = 64, BN = 128 };
 
 static void *checked_malloc(size_t bytes) {
-    void *p = malloc(bytes);
+    void *p = malloc(bytes > 0 ? bytes : 1);
     if (!p) {
         fprintf(stderr, "bench: out of memory\n");
         exit(2);
@@ -87,9 +87,9 @@ static void naive_ijp(void *arg) {
 
 /* out_row[j] += x * b_row[j] for every j < n: the inner loop of the next two kernels. It is one
  * function that neither may inline, starting on a 64-byte boundary, so that both kernels run
- * the very same machine code and differ only in the order they call it. (Inlined, each copy of
- * the loop landed wherever the compiler put it, and a copy whose 26 bytes straddled a 64-byte
- * boundary ran at half the speed on the machine in docs/6-bmm.md.) */
+ * the very same machine code and differ only in the order they call it: inlined, each copy of
+ * the loop would land wherever the compiler put it, and one that straddles a 64-byte boundary
+ * can run slower (docs/6-bmm.md). */
 #if defined(__GNUC__)
 __attribute__((noinline, aligned(64)))
 #endif
@@ -428,17 +428,9 @@ static bool blas_in_child(const char *core, int argc, char **argv, BlasTimes *r)
 /* Do the core's kernels use AVX-512? */
 static bool uses_avx512(const char *core) { return strcmp(core, "SkylakeX") == 0 || strcmp(core, "Cooperlake") == 0; }
 
-/* Can this CPU run the core's kernels? (Forcing one it cannot run would crash the child.) */
-static bool cpu_can_run(const char *core) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (uses_avx512(core)) return __builtin_cpu_supports("avx512f");
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    (void)core;
-    return false;
-#endif
-}
+/* Can this CPU run the core's kernels? (Forcing one it cannot run would crash the child.) The
+ * cores' instructions are those of the library's builds of the same names. */
+static bool cpu_can_run(const char *core) { return kernels_cpu_runs(uses_avx512(core) ? "avx512" : "avx2"); }
 
 /* The geometric mean of OpenBLAS's speed over every shape measured (higher is faster). */
 static double blas_score(const BlasTimes *r, int n_sizes) {
@@ -483,7 +475,7 @@ static int openblas_cores(const BenchOptions *o, int argc, char **argv, const in
     /* When the library runs without AVX-512 on a CPU that has it (COURSE_KERNELS=avx2, or portable
      * or reference), the OpenBLAS it is held to runs without it too: a core without its
      * instructions, where one ran. */
-    bool same_isa = !kernels_avx512() && cpu_can_run("SkylakeX");
+    bool same_isa = strcmp(kernels_name(), "avx512") != 0 && cpu_can_run("SkylakeX");
     int tuned = fastest_core(blas, *n_blas, n_sizes, same_isa);
     if (tuned < 0) same_isa = false, tuned = fastest_core(blas, *n_blas, n_sizes, false); /* only AVX-512 cores ran */
     printf("\nOpenBLAS cores, GFLOP/s (OPENBLAS_CORETYPE=core, each in a process of its own)\n  %-38s", "shape");
@@ -559,7 +551,7 @@ int main(int argc, char **argv) {
                                      "openblas_detected openblas_tuned (GFLOP/s; - not measured)");
     if (largest > slow_max)
         printf("\nThe naive kernel skips sizes above %lld, loop order and blocked above %lld (--slow-max): they would "
-               "take seconds per call.\n", (long long)slow_max, (long long)(2 * slow_max));
+               "take seconds per call.\n", (long long)slow_max, 2 * (long long)slow_max);
     double ratio_at_512 = NAN;
     for (int s = 0; s < n_sizes; s++) {
         int64_t n = sizes[s];
@@ -585,7 +577,7 @@ int main(int argc, char **argv) {
         }
         BenchTime t = time_library_square_with(&o, "portable", n, x.a, x.b);
         bench_table_row("library, plain C micro-kernel (portable)", t, rate[3] = flop / t.best * 1e-9, base);
-        if (kernels_avx512()) { /* the AVX2 micro-kernel too, on a CPU whose native one is AVX-512 */
+        if (strcmp(kernels_name(), "avx512") == 0) { /* the AVX2 micro-kernel too, where the native one is AVX-512 */
             t = time_library_square_with(&o, "avx2", n, x.a, x.b);
             bench_table_row("library, AVX2+FMA micro-kernel (avx2)", t, rate[4] = flop / t.best * 1e-9, base);
         }

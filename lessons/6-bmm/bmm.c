@@ -2,9 +2,9 @@
  * bmm.c - lesson 6: batched matmul with broadcast batch dims, forward and backward.
  *
  * Read top to bottom: the 2-D kernel (the chapter's triple loop, through strides; the ops call
- * it through the table, kernels.h, which points at gemm.c's fast kernel unless
- * COURSE_KERNELS=reference), the plan that splits operands
- * into batch dims and matrix dims and broadcasts the batch dims (lesson 1), the forward over
+ * it through the table, kernels.h, which points at bmm_fast.c's kernel unless
+ * COURSE_KERNELS=reference), the plan that splits operands into batch dims and matrix dims and
+ * broadcasts the batch dims (lesson 1), the forward over
  * every batch (with the one valid fold), the backward, then 1-D operands. Last, seed 002's
  * invalid fold, kept only for the walk-through. docs/6-bmm.md explains every step.
  *
@@ -25,9 +25,9 @@
  * product, with every matrix read through its strides, so any view works. Loop order i, p, j:
  * the inner loop walks a row of b and a row of out. Every 2-D product of the lesson, forward
  * and backward, is computed through the table's entry for it (kernels()->matmul): this kernel,
- * or gemm.c's blocked, vectorised one. out must not overlap a or b. Without accumulate, each row
+ * or bmm_fast.c's blocked, vectorised one. out must not overlap a or b. Without accumulate, each row
  * of out starts from 0 instead of what it held: a new result, or a gradient nothing has reached
- * yet, is written without being cleared first (tensor_grad_begin). */
+ * yet, is written without being cleared first (tensor_grads_begin). */
 void matmul_reference(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                       float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate) {
     for (int64_t i = 0; i < m; i++) {
@@ -51,23 +51,19 @@ typedef struct {
     int64_t a_rs, a_cs, b_rs, b_cs;
 } Plan;
 
-/* Splits a (..., m, k) and b (..., k, n), both of rank >= 2, and broadcasts their batch dims.
- * `strides_a`/`strides_b` choose which strides to describe (the data's, or a gradient's). */
+/* Splits a (..., m, k) and b (..., k, n), both of rank >= 2 with the same k (tensor_matmul
+ * checked it), and broadcasts their batch dims. `strides_a`/`strides_b` choose which strides to
+ * describe (the data's, or a gradient's). */
 static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, const Tensor *b,
                      const int64_t *strides_b, Plan *plan) {
-    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], ba[SHAPE_STR_MAX], bb[SHAPE_STR_MAX];
+    char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
     int ra = a->rank - 2, rb = b->rank - 2;
     plan->m = a->shape[ra];
     plan->k = a->shape[ra + 1];
     plan->n = b->shape[rb + 1];
-    if (b->shape[rb] != plan->k)
-        return tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
-                                "second-to-last dim of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
-                                shape_format(b->shape, b->rank, sb, sizeof sb), (long long)plan->k, (long long)b->shape[rb]), -1;
     if (broadcast_shapes(a->shape, ra, b->shape, rb, plan->batch, &plan->batch_rank) < 0)
-        return tensor_set_error("%s: the batch dims of shapes %s and %s could not be broadcast together: %s and %s", op,
-                                shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
-                                shape_format(a->shape, ra, ba, sizeof ba), shape_format(b->shape, rb, bb, sizeof bb)), -1;
+        return tensor_error_as(op, ": the batch dims of %s and %s", shape_format(a->shape, a->rank, sa, sizeof sa),
+                               shape_format(b->shape, b->rank, sb, sizeof sb)), -1;
     /* lesson 1's stride-0 view, applied to the batch dims only */
     broadcast_strides(a->shape, ra, strides_a, plan->batch, plan->batch_rank, plan->a_batch);
     broadcast_strides(b->shape, rb, strides_b, plan->batch, plan->batch_rank, plan->b_batch);
@@ -79,12 +75,10 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
     memcpy(out_shape, plan->batch, (size_t)plan->batch_rank * sizeof(int64_t));
     out_shape[plan->batch_rank] = plan->m;
     out_shape[plan->batch_rank + 1] = plan->n;
-    if (shape_numel(out_shape, plan->batch_rank + 2) < 0) { /* expanded operands: (2^40,k) @ (k,2^40), say */
-        tensor_set_error("%s: shapes %s and %s give a result of shape %s, which has too many elements", op,
-                         shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
-                         shape_format(out_shape, plan->batch_rank + 2, ba, sizeof ba));
-        return -1;
-    }
+    if (shape_numel(out_shape, plan->batch_rank + 2) < 0) /* expanded operands: (2^40,k) @ (k,2^40), say */
+        return tensor_set_error("%s: shapes %s and %s give a result of shape %s, which has too many elements", op,
+                                shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
+                                shape_format(out_shape, plan->batch_rank + 2, so, sizeof so)), -1;
     contiguous_strides(out_shape, plan->batch_rank + 2, out_strides);
     memcpy(plan->out_batch, out_strides, (size_t)plan->batch_rank * sizeof(int64_t));
     return 0;
@@ -160,7 +154,7 @@ static bool own_slice_per_batch(const Plan *p, const int64_t *grad_batch_strides
  * same gradient: the sum over broadcast batch dims, with no extra step. When the fold holds
  * for the gradients too, the backward folds as the forward did: gb's sum over the batches
  * becomes part of one longer sum over the rows. A gradient that nothing has reached yet, and of
- * which each batch has a slice of its own, is stored over (tensor_grad_begin) rather than
+ * which each batch has a slice of its own, is stored over (tensor_grads_begin) rather than
  * cleared and added to; for x @ x the first line may store, and the second adds. */
 static void matmul_backward(Tensor *out) {
     if (tensor_numel(out) == 0) return; /* an empty result passes no gradient on */
@@ -168,18 +162,15 @@ static void matmul_backward(Tensor *out) {
     int64_t ga_strides[TENSOR_MAX_RANK], gb_strides[TENSOR_MAX_RANK];
     contiguous_strides(a->shape, a->rank, ga_strides);
     contiguous_strides(b->shape, b->rank, gb_strides);
-    Plan data, grad, folded_data, folded_grad; /* the same plan over the data's strides and over the gradients' */
+    /* the same plan over the data's strides and over the gradients' (the forward's made it) */
+    Plan data, grad, folded_data, folded_grad;
     make_plan("matmul", a, a->strides, b, b->strides, &data);
     make_plan("matmul", a, ga_strides, b, gb_strides, &grad);
     folded_data = data, folded_grad = grad;
     if (fold_into_rows(&folded_data) && fold_into_rows(&folded_grad)) data = folded_data, grad = folded_grad;
-    bool store_a = false, store_b = false;
-    float *ga = !a->requires_grad                           ? NULL
-                : own_slice_per_batch(&grad, grad.a_batch) ? tensor_grad_begin(a, &store_a)
-                                                            : tensor_grad_data(a);
-    float *gb = !b->requires_grad                           ? NULL
-                : own_slice_per_batch(&grad, grad.b_batch) ? tensor_grad_begin(b, &store_b)
-                                                            : tensor_grad_data(b);
+    float *ga, *gb; /* NULL for an operand that takes no gradient */
+    bool add_a = tensor_grads_begin(1, &a, &(const bool){own_slice_per_batch(&grad, grad.a_batch)}, &ga);
+    bool add_b = tensor_grads_begin(1, &b, &(const bool){own_slice_per_batch(&grad, grad.b_batch)}, &gb);
     const float *ad = tensor_data(a), *bd = tensor_data(b), *g = tensor_data(out->grad);
     int64_t m = data.m, k = data.k, n = data.n;
     NdIter it;
@@ -189,10 +180,10 @@ static void matmul_backward(Tensor *out) {
         const float *ab = ad + it.offset[0], *bb = bd + it.offset[1], *gbatch = g + it.offset[2];
         /* g @ b^T: b^T is b read with its row and column strides swapped */
         if (ga) kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k,
-                                  !store_a);
+                                  add_a);
         /* a^T @ g: a^T is a read with its strides swapped */
         if (gb) kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n,
-                                  !store_b);
+                                  add_b);
     }
 }
 
@@ -201,14 +192,11 @@ static void matmul_backward(Tensor *out) {
 Tensor *tensor_matmul(Tensor *a, Tensor *b) {
     const char *op = "matmul";
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX];
-    if (!a) return tensor_null_input(op, "a"), NULL;
-    if (!b) return tensor_null_input(op, "b"), NULL;
-    if (!contexts_match(op, a, b, "the operands")) return NULL;
-    if (a->rank == 0 || b->rank == 0) {
-        tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul to scale",
-                         op, shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb));
-        return NULL;
-    }
+    if (!inputs_valid(op, INPUTS(a, b))) return NULL;
+    if (a->rank == 0 || b->rank == 0)
+        return tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul "
+                                "to scale", op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                                shape_format(b->shape, b->rank, sb, sizeof sb)), NULL;
     int64_t k_a = a->shape[a->rank - 1], k_b = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     if (k_a != k_b)
         return tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
@@ -256,3 +244,7 @@ int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, i
      * rest stay 0 */
     return b > 0 && m > 0 && n > 0 ? (m - 1) * n + b * n : 0;
 }
+
+/* ==== this lesson's entries of the table of kernels (kernels.h) ============================ */
+
+KERNELS_LESSON(bmm, .matmul = matmul_reference)

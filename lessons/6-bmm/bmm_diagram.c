@@ -35,7 +35,10 @@ static int result_cells(Diagram *d, Ctx *ctx, const char *part, const char *rows
                         const float *keys, const double *want, int *second, int *end) {
     float got[CELLS], probe[CELLS], marked_queries[M * K], ones[B * K * N];
     /* row i of q all i+1 and keys all 1: a cell written by row i holds K*(i+1) */
-    for (int i = 0; i < M * K; i++) marked_queries[i] = (float)(i / K + 1);
+    for (int i = 0; i < M * K; i++) {
+        int row = i / K;
+        marked_queries[i] = (float)(row + 1);
+    }
     for (int i = 0; i < B * K * N; i++) ones[i] = 1.0f;
     if (product(ctx, queries, keys, got) < 0 || product(ctx, marked_queries, ones, probe) < 0) return -1;
     int64_t writer[CELLS];

@@ -161,7 +161,7 @@ static void section_case_study(Ctx *ctx) {
     float worst = 0.0f;
     for (int64_t t = 0; t < b * m * n; t++) worst = fmaxf(worst, fabsf(wrong[t] - tensor_data(reference)[t]));
     printf("  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong; max |difference| %.8g\n",
-           (long long)written, (long long)(b * m * n), zeros, bad, (long long)(b * m * n), (double)worst);
+           (long long)written, (long long)b * m * n, zeros, bad, (long long)b * m * n, (double)worst);
 
     /* the valid fold, into rows: b shared across the batch, a's batch and rows merge */
     Tensor *xs = arange(ctx, DIMS(b, m, k), 1.0f), *shared = tensor_expand(arange(ctx, DIMS(k, n), 0.01f), DIMS(b, k, n));

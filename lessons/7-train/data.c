@@ -17,7 +17,7 @@ int64_t char_to_token(char c) {
     return c >= 'a' && c <= 'z' ? c - 'a' + 1 : -1;
 }
 
-char token_to_char(int64_t token) { return token == 0 ? '.' : token >= 1 && token <= 26 ? (char)('a' + token - 1) : '?'; }
+char token_to_char(int64_t token) { return (char)(token == 0 ? '.' : token >= 1 && token <= 26 ? 'a' + token - 1 : '?'); }
 
 /* ==== the words ============================================================================ */
 
@@ -160,6 +160,7 @@ int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64
     }
     for (int64_t b = 0; b < batch; b++) {
         int64_t start = rng_int(rng, 0, s->n - t - 1);
+        /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): n > t >= 1 here, and tokens is non-NULL whenever n > 0 (checked above) */
         memcpy(x + b * t, s->tokens + start, (size_t)t * sizeof *x);
         memcpy(y + b * t, s->tokens + start + 1, (size_t)t * sizeof *y);
     }

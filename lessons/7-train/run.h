@@ -12,7 +12,7 @@
 #include "train.h"
 
 /* The lesson's model and run: 2 blocks of width 64 with 4 heads, contexts of 16 characters,
- * batches of 32; about 60 seconds of training on the machines the course is tested on. */
+ * batches of 32 (docs/7-train.md says how long its training takes). */
 #define RUN_SEED 7
 #define RUN_BATCH 32
 #define RUN_STEPS 4000

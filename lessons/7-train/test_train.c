@@ -473,22 +473,24 @@ START_TEST(test_model_against_pytorch) {
     ck_assert_int_eq(fscanf(f, " logits %d", &rank), 1);
     for (int d = 0; d < rank; d++) ck_assert_int_eq(fscanf(f, "%*d"), 0);
     ck_assert_int_eq(fscanf(f, " :"), 0);
-    float *logits = read_floats(f, b * t * c.vocab), loss_want;
+    const int64_t n_logits = b * t * c.vocab;
+    float *logits = read_floats(f, n_logits), loss_want;
     ck_assert_int_eq(fscanf(f, " loss : %f", &loss_want), 1);
 
     Tensor *loss = EXPECT_OK(model_loss(&m, tokens, targets, b, t));
     Tensor *got_logits = EXPECT_OK(model_logits(&m, tokens, b, t));
     /* float32 sums in another order: about 1e-6 of logits of size ~1 */
-    expect_near("the logits", tensor_data(got_logits), logits, b * t * c.vocab, 1e-5f, 1e-5f);
+    expect_near("the logits", tensor_data(got_logits), logits, n_logits, 1e-5f, 1e-5f);
     expect_near("the loss", tensor_data(loss), &loss_want, 1, 1e-5f, 1e-5f);
     ck_assert_int_eq(tensor_backward(loss), 0);
     for (int i = 0; i < m.n_params; i++) {
         ck_assert_int_eq(fscanf(f, " grad %63s :", name), 1);
-        float *want = read_floats(f, tensor_numel(m.params[i]));
+        const int64_t n = tensor_numel(m.params[i]);
+        float *want = read_floats(f, n);
         char what[96];
         snprintf(what, sizeof what, "the gradient of %s", m.names[i]);
         /* gradients are ~1e-3..1e-1 here; the error is float32's, times the depth of the chain */
-        expect_near(what, tensor_data(tensor_grad(m.params[i])), want, tensor_numel(m.params[i]), 2e-6f, 1e-4f);
+        expect_near(what, tensor_data(tensor_grad(m.params[i])), want, n, 2e-6f, 1e-4f);
         free(want);
     }
     ctx_reset(test_ctx);
@@ -503,12 +505,13 @@ START_TEST(test_model_against_pytorch) {
     ck_assert_int_eq(model_adamw_step(&m, &opt), 0);
     for (int i = 0; i < m.n_params; i++) {
         ck_assert_int_eq(fscanf(f, " after %63s :", name), 1);
-        float *want = read_floats(f, tensor_numel(m.params[i]));
+        const int64_t n = tensor_numel(m.params[i]);
+        float *want = read_floats(f, n);
         char what[96];
         snprintf(what, sizeof what, "%s after %d AdamW steps", m.names[i], steps);
         /* AdamW moves each weight by about lr per step whatever the gradient's size, so a
          * parameter is compared to lr's scale: 1e-5 of a 1e-2 step */
-        expect_near(what, tensor_data(m.params[i]), want, tensor_numel(m.params[i]), 2e-6f + 1e-3f * lr, 1e-5f);
+        expect_near(what, tensor_data(m.params[i]), want, n, 2e-6f + 1e-3f * lr, 1e-5f);
         free(want);
     }
     ck_assert_int_eq(fscanf(f, " %63s", word), 1);

@@ -1,11 +1,12 @@
 /*
- * train.c - lesson 7: the transformer, a chain of the six lessons' ops, and AdamW.
+ * train.c - lesson 7: the transformer's ops, each a chain of the six lessons' ops or one op
+ * with its own backward. The model made of them, and AdamW, are in model.c.
  *
  * Read top to bottom: GELU, the one new function (its forward next to its backward), then
  * layer norm, the linear layer and the attention over the heads, each one op with its own
  * backward (and the same numbers as its composition of earlier lessons' ops), then the causal
- * mask and attention (compositions: no backward of their own), then the model, then AdamW.
- * docs/7-train.md walks through each step and the lesson it comes from.
+ * mask and attention (compositions: no backward of their own). docs/7-train.md walks through
+ * each step and the lesson it comes from.
  */
 #include "train.h"
 
@@ -56,10 +57,10 @@ void gelu_backward_reference(int rank, const int64_t *shape, const float *x, con
 
 static void gelu_backward(Tensor *out) {
     Tensor *x = out->inputs[0];
-    bool store; /* a gradient nothing has reached yet is stored over, not cleared and added to */
-    float *gx = tensor_grad_begin(x, &store);
+    float *gx; /* stored over if nothing has reached it yet, not cleared and added to */
+    bool accumulate = tensor_grads_begin(1, &x, NULL, &gx);
     kernels()->gelu_backward(x->rank, x->shape, tensor_data(x), x->strides, out->saved, tensor_data(out->grad), gx,
-                             !store);
+                             accumulate);
 }
 
 Tensor *tensor_gelu(Tensor *x) {
@@ -134,10 +135,7 @@ static bool is_row_vector(const Tensor *v, const Tensor *x) {
 Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
     const char *op = "layer_norm";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
-    if (!x) return tensor_null_input(op, "x"), NULL;
-    if (!gamma) return tensor_null_input(op, "gamma"), NULL;
-    if (!beta) return tensor_null_input(op, "beta"), NULL;
-    if (!contexts_match(op, x, gamma, "x and gamma") || !contexts_match(op, x, beta, "x and beta")) return NULL;
+    if (!inputs_valid(op, INPUTS(x, gamma, beta))) return NULL;
     if (!is_row_vector(gamma, x) || !is_row_vector(beta, x) || x->shape[x->rank - 1] == 0)
         return tensor_set_error("%s: x %s needs gamma and beta of shape (C,) for its last dim C > 0, got %s and %s",
                                 op, shape_format(x->shape, x->rank, s1, sizeof s1),
@@ -166,15 +164,10 @@ static void linear_backward(Tensor *out) {
     Tensor *x = out->inputs[0], *w = out->inputs[1], *b = out->n_inputs == 3 ? out->inputs[2] : NULL;
     int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(out->shape, out->rank - 1);
     const float *g = tensor_data(out->grad), *xd = tensor_data(x), *wd = tensor_data(w);
-    bool store; /* a gradient nothing has reached yet is stored over, not cleared and added to */
-    if (x->requires_grad) {
-        float *gx = tensor_grad_begin(x, &store);
-        kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], gx, k, 1, rows, n, k, !store);
-    }
-    if (w->requires_grad) {
-        float *gw = tensor_grad_begin(w, &store);
-        kernels()->matmul(xd, 1, k, g, n, 1, gw, n, 1, k, rows, n, !store);
-    }
+    float *gx, *gw; /* each stored over if nothing has reached it yet; NULL if it is not wanted */
+    bool add_x = tensor_grads_begin(1, &x, NULL, &gx), add_w = tensor_grads_begin(1, &w, NULL, &gw);
+    if (gx) kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], gx, k, 1, rows, n, k, add_x);
+    if (gw) kernels()->matmul(xd, 1, k, g, n, 1, gw, n, 1, k, rows, n, add_w);
     if (b && b->requires_grad)
         kernels()->accumulate(2, (const int64_t[]){rows, n}, tensor_grad_data(b), (const int64_t[]){0, 1},
                               g, (const int64_t[]){n, 1});
@@ -196,15 +189,13 @@ void linear_reference(const float *x, int64_t rows, int64_t k, const float *w, i
 Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
     const char *op = "linear";
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
-    if (!x) return tensor_null_input(op, "x"), NULL;
-    if (!w) return tensor_null_input(op, "w"), NULL;
+    if (!inputs_valid(op, INPUTS(x, w)) || (b && !inputs_valid(op, INPUTS(x, b)))) return NULL;
     if (x->rank < 1 || w->rank != 2 || x->shape[x->rank - 1] != w->shape[0] ||
         (b && (b->rank != 1 || b->shape[0] != w->shape[1])))
         return tensor_set_error("%s: x %s @ w %s + b %s: needs x (..., K), w (K, N), b (N,)", op,
                                 shape_format(x->shape, x->rank, s1, sizeof s1),
                                 shape_format(w->shape, w->rank, s2, sizeof s2),
                                 b ? shape_format(b->shape, b->rank, s3, sizeof s3) : "NULL"), NULL;
-    if (!contexts_match(op, x, w, "x and w") || (b && !contexts_match(op, x, b, "x and b"))) return NULL;
     Tensor *in[] = {tensor_contiguous(x), w, b}; /* x's rows, one after another: a view is copied (lesson 4) */
     if (!in[0]) return NULL;
     int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(x->shape, x->rank - 1), shape[TENSOR_MAX_RANK];
@@ -291,24 +282,6 @@ void attention_backward_reference(int64_t b, int64_t t, int64_t heads, int64_t d
             }
 }
 
-/* Each input's gradient, for the kernel: NULL for an input that needs none (and then left out of
- * what follows). Stored over (the return is false) only when the inputs are three distinct
- * tensors and nothing has reached the gradient of any that needs one; otherwise added to, a
- * gradient that nothing had reached being cleared first. */
-static bool attention_grads(Tensor *const *in, float **g) {
-    bool distinct = in[0] != in[1] && in[1] != in[2] && in[0] != in[2], fresh[3] = {false, false, false}, all = distinct;
-    for (int i = 0; i < 3; i++) {
-        g[i] = NULL;
-        if (!in[i]->requires_grad) continue;
-        if (!distinct) g[i] = tensor_grad_data(in[i]);
-        else g[i] = tensor_grad_begin(in[i], &fresh[i]), all = all && fresh[i];
-    }
-    if (all) return false;
-    for (int i = 0; i < 3; i++)
-        if (fresh[i]) memset(g[i], 0, (size_t)tensor_numel(in[i]) * sizeof(float));
-    return true;
-}
-
 /* what the forward keeps for the backward: the heads (an integer, which the float param could
  * round) and the weights */
 typedef struct {
@@ -320,11 +293,44 @@ static void attention_heads_backward(Tensor *out) {
     Tensor *q = out->inputs[0];
     const AttentionSaved *saved = out->saved;
     int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], heads = saved->heads, d = c / heads;
+    /* gq, gk, gv (NULL where none is wanted), stored over when all are new and q, k, v distinct */
     float *g[3];
-    bool accumulate = attention_grads(out->inputs, g);
+    bool accumulate = tensor_grads_begin(3, out->inputs, NULL, g);
     kernels()->attention_backward(b, t, heads, d, tensor_data(q), tensor_data(out->inputs[1]),
                                   tensor_data(out->inputs[2]), saved->weights, 1.0f / sqrtf((float)d),
                                   tensor_data(out->grad), g[0], g[1], g[2], accumulate);
+}
+
+/* The mask of either attention op: (T, T), and a constant. of (NULL: none) is the tensor T
+ * comes from, for the message. */
+static bool mask_valid(const char *op, const Tensor *mask, int64_t t, const char *of_name, const Tensor *of) {
+    if (!shape_is(op, "the mask", mask, "(T, T)", DIMS(t, t), of_name, of)) return false;
+    if (mask->requires_grad)
+        return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), false;
+    return true;
+}
+
+/* attention_heads' shapes: q, k, v one (B, T, C), C split into the heads, a (T, T) mask, and
+ * weights (B, H, T, T) that can be counted in memory, before anything is made. */
+static bool heads_shapes_valid(const char *op, const Tensor *q, const Tensor *k, const Tensor *v, const Tensor *mask,
+                               int64_t heads) {
+    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
+    if (q->rank != 3 || !shape_equal(k->shape, k->rank, q->shape, q->rank) ||
+        !shape_equal(v->shape, v->rank, q->shape, q->rank))
+        return tensor_set_error("%s: q, k and v must be one shape (B, T, C), got q %s, k %s, v %s", op,
+                                shape_format(q->shape, q->rank, s1, sizeof s1),
+                                shape_format(k->shape, k->rank, s2, sizeof s2),
+                                shape_format(v->shape, v->rank, s3, sizeof s3)), false;
+    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2];
+    if (heads < 1 || c % heads != 0)
+        return tensor_set_error("%s: C = %lld of q %s must split into %lld heads of equal width", op, (long long)c,
+                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)heads), false;
+    if (!mask_valid(op, mask, t, "q", q)) return false;
+    double floats = (double)b * (double)heads * (double)t * (double)t;
+    if (floats > (double)(INT64_MAX / 8) || floats > (double)(SIZE_MAX / sizeof(float)) - 1)
+        return tensor_set_error("%s: the weights (B, H, T, T) = (%lld,%lld,%lld,%lld) are too many to hold", op,
+                                (long long)b, (long long)heads, (long long)t, (long long)t), false;
+    return true;
 }
 
 /* softmax(q k^T / sqrt(D) + mask) v for each head, as one op: the values of the composition in
@@ -334,45 +340,17 @@ static void attention_heads_backward(Tensor *out) {
  * (B, H, T, T) tensors but the weights the backward needs. The mask takes no gradient. */
 Tensor *tensor_attention_heads(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, int64_t heads) {
     const char *op = "attention_heads";
-    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
-    Tensor *const args[] = {q, k, v, mask};
-    const char *names[] = {"q", "k", "v", "mask"};
-    for (int i = 0; i < 4; i++)
-        if (!args[i]) return tensor_null_input(op, names[i]), NULL;
-    for (int i = 1; i < 4; i++)
-        if (!contexts_match(op, q, args[i], i == 3 ? "q and the mask" : "q, k and v")) return NULL;
-    if (q->rank != 3 || !shape_equal(k->shape, k->rank, q->shape, q->rank) ||
-        !shape_equal(v->shape, v->rank, q->shape, q->rank))
-        return tensor_set_error("%s: q, k and v must be one shape (B, T, C), got q %s, k %s, v %s", op,
-                                shape_format(q->shape, q->rank, s1, sizeof s1),
-                                shape_format(k->shape, k->rank, s2, sizeof s2),
-                                shape_format(v->shape, v->rank, s3, sizeof s3)), NULL;
-    int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2];
-    if (heads < 1 || c % heads != 0)
-        return tensor_set_error("%s: C = %lld of q %s must split into %lld heads of equal width", op, (long long)c,
-                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)heads), NULL;
-    if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
-        return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld) for q %s, got %s", op, (long long)t,
-                                (long long)t, shape_format(q->shape, q->rank, s1, sizeof s1),
-                                shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
-    if (mask->requires_grad)
-        return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), NULL;
-    /* the weights, B*H*T*T floats, counted before anything is made */
-    double floats = (double)b * (double)heads * (double)t * (double)t;
-    if (floats > (double)(INT64_MAX / 8) || floats > (double)(SIZE_MAX / sizeof(float)) - 1)
-        return tensor_set_error("%s: the weights (B, H, T, T) = (%lld,%lld,%lld,%lld) are too many to hold", op,
-                                (long long)b, (long long)heads, (long long)t, (long long)t), NULL;
+    if (!inputs_valid(op, INPUTS(q, k, v, mask)) || !heads_shapes_valid(op, q, k, v, mask, heads)) return NULL;
+    int64_t b = q->shape[0], t = q->shape[1], d = q->shape[2] / heads;
+    /* the kernels read rows of contiguous floats: a view is copied first (lesson 4) */
     Tensor *in[] = {tensor_contiguous(q), tensor_contiguous(k), tensor_contiguous(v)}, *m = tensor_contiguous(mask);
     if (!in[0] || !in[1] || !in[2] || !m) return NULL;
-    Tensor *out = tensor_empty(q->ctx, q->shape, 3);
+    Tensor *out = tensor_empty(q->ctx, q->shape, 3); /* every element is written below */
     AttentionSaved *saved = out ? ctx_alloc(q->ctx, sizeof *saved) : NULL;
     float *weights = saved ? ctx_alloc(q->ctx, (size_t)(b * heads * t * t + 1) * sizeof(float)) : NULL;
-    if (!weights)
-        return tensor_set_error("%s: out of memory for q %s and its weights (B, H, T, T) = (%lld,%lld,%lld,%lld)", op,
-                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)b, (long long)heads,
-                                (long long)t, (long long)t), NULL;
-    kernels()->attention(b, t, heads, c / heads, tensor_data(in[0]), tensor_data(in[1]), tensor_data(in[2]),
-                         tensor_data(m), 1.0f / sqrtf((float)(c / heads)), weights, tensor_data(out));
+    if (!weights) return NULL;
+    kernels()->attention(b, t, heads, d, tensor_data(in[0]), tensor_data(in[1]), tensor_data(in[2]), tensor_data(m),
+                         1.0f / sqrtf((float)d), weights, tensor_data(out));
     *saved = (AttentionSaved){heads, weights};
     out->saved = saved;
     return tensor_record(out, op, attention_heads_backward, 3, in);
@@ -394,196 +372,24 @@ Tensor *causal_mask(Ctx *ctx, int64_t t) {
 Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *wo, Tensor *bo, Tensor *mask,
                          int64_t heads) {
     const char *op = "attention";
-    char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX];
-    Tensor *const args[] = {x, wq, wk, wv, wo, bo, mask};
-    const char *arg_names[] = {"x", "wq", "wk", "wv", "wo", "bo", "mask"};
-    for (int i = 0; i < 7; i++)
-        if (!args[i]) return tensor_null_input(op, arg_names[i]), NULL;
+    char s[SHAPE_STR_MAX];
+    if (!inputs_valid(op, INPUTS(x, wq, wk, wv, wo, bo, mask))) return NULL;
     if (x->rank != 3 || heads < 1 || x->shape[2] % heads != 0)
         return tensor_set_error("%s: x must be (B, T, C) with C divisible by the %lld heads, got %s", op,
-                                (long long)heads, shape_format(x->shape, x->rank, s1, sizeof s1)), NULL;
+                                (long long)heads, shape_format(x->shape, x->rank, s, sizeof s)), NULL;
     int64_t t = x->shape[1], c = x->shape[2];
-    for (int i = 1; i < 5; i++)
-        if (!shape_equal(args[i]->shape, args[i]->rank, (const int64_t[]){c, c}, 2))
-            return tensor_set_error("%s: %s must be (C, C) = (%lld,%lld) for x %s, got %s", op, arg_names[i],
-                                    (long long)c, (long long)c, shape_format(x->shape, x->rank, s1, sizeof s1),
-                                    shape_format(args[i]->shape, args[i]->rank, s2, sizeof s2)), NULL;
-    if (!shape_equal(bo->shape, bo->rank, (const int64_t[]){c}, 1))
-        return tensor_set_error("%s: bo must be (C,) = (%lld,) for x %s, got %s", op, (long long)c,
-                                shape_format(x->shape, x->rank, s1, sizeof s1),
-                                shape_format(bo->shape, bo->rank, s2, sizeof s2)), NULL;
-    if (!shape_equal(mask->shape, mask->rank, (const int64_t[]){t, t}, 2))
-        return tensor_set_error("%s: the mask must be (T, T) = (%lld,%lld), got %s", op, (long long)t, (long long)t,
-                                shape_format(mask->shape, mask->rank, s2, sizeof s2)), NULL;
-    if (mask->requires_grad)
-        return tensor_set_error("%s: the mask takes no gradient (a constant, as causal_mask's is)", op), NULL;
-    for (int i = 1; i < 7; i++)
-        if (!contexts_match(op, x, args[i], i == 6 ? "x and the mask" : "x and the weights")) return NULL;
+    if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x) || !shape_is(op, "wk", wk, "(C, C)", DIMS(c, c), "x", x) ||
+        !shape_is(op, "wv", wv, "(C, C)", DIMS(c, c), "x", x) || !shape_is(op, "wo", wo, "(C, C)", DIMS(c, c), "x", x) ||
+        !shape_is(op, "bo", bo, "(C,)", DIMS(c), "x", x) || !mask_valid(op, mask, t, NULL, NULL))
+        return NULL;
     /* q, k, v (B, T, C); the heads' composition of lessons 4, 6, 1 and 3 as one op (above) */
     Tensor *y = tensor_attention_heads(tensor_matmul(x, wq), tensor_matmul(x, wk), tensor_matmul(x, wv), mask, heads);
     return tensor_linear(y, wo, bo);
 }
 
-/* ==== the model ============================================================================= */
+/* ==== this lesson's entries of the table of kernels (kernels.h) ============================ */
 
-bool model_config_valid(const char *op, const ModelConfig *c) {
-    if (!c) return tensor_set_error("%s: config is NULL", op), false;
-    if (c->vocab < 1 || c->context < 1 || c->width < 1 || c->mlp < 1 || c->heads < 1 || c->width % c->heads != 0 ||
-        c->layers < 1 || c->layers > MODEL_MAX_LAYERS || c->vocab > 1 << 20 || c->context > 1 << 16 ||
-        c->width > 1 << 14 || c->mlp > 1 << 16)
-        return tensor_set_error("%s: config vocab %lld, context %lld, width %lld, heads %lld, layers %lld, mlp %lld "
-                                "is not a model: every size >= 1, heads dividing width, 1 to %d layers",
-                                op, (long long)c->vocab, (long long)c->context, (long long)c->width,
-                                (long long)c->heads, (long long)c->layers, (long long)c->mlp, MODEL_MAX_LAYERS),
-               false;
-    return true;
-}
-
-/* A standard normal, by Box-Muller from two uniforms of the course's seeded generator. */
-static float normal(Rng *rng) {
-    float u1 = rng_float(rng, 0.0f, 1.0f), u2 = rng_float(rng, 0.0f, 1.0f);
-    return sqrtf(-2.0f * logf(1.0f - u1)) * cosf(6.28318530718f * u2);
-}
-
-static Tensor *param(Model *m, const char *name, int layer, const int64_t *shape, int rank, float init_std,
-                     float fill, Rng *rng) {
-    Tensor *p = tensor_requires_grad(tensor_zeros(m->ctx, shape, rank));
-    if (!p || m->n_params == MODEL_MAX_PARAMS) return NULL;
-    float *d = tensor_data(p);
-    for (int64_t i = 0, n = tensor_numel(p); i < n; i++) d[i] = init_std > 0.0f ? init_std * normal(rng) : fill;
-    /* the gradient and AdamW's moments are made now, so that they outlive every step (ctx_mark) */
-    if (!tensor_grad(p)) return NULL;
-    m->adam_m[m->n_params] = tensor_zeros(m->ctx, shape, rank);
-    m->adam_v[m->n_params] = tensor_zeros(m->ctx, shape, rank);
-    if (!m->adam_m[m->n_params] || !m->adam_v[m->n_params]) return NULL;
-    if (layer >= 0) snprintf(m->names[m->n_params], sizeof m->names[0], "block%d.%s", layer, name);
-    else snprintf(m->names[m->n_params], sizeof m->names[0], "%s", name);
-    m->params[m->n_params++] = p;
-    return p;
-}
-
-int model_init(Model *m, Ctx *ctx, const ModelConfig *config, uint64_t seed) {
-    if (!m) return tensor_set_error("model_init: model is NULL"), -1;
-    if (!ctx) return tensor_set_error("model_init: ctx is NULL"), -1;
-    if (!model_config_valid("model_init", config)) return -1;
-    memset(m, 0, sizeof *m);
-    m->config = *config;
-    m->ctx = ctx;
-    Rng rng = rng_seeded(seed);
-    int64_t v = config->vocab, t = config->context, c = config->width, mlp = config->mlp;
-    float std = 0.02f, residual_std = 0.02f / sqrtf(2.0f * (float)config->layers);
-    bool ok = (m->token_table = param(m, "token_table", -1, (const int64_t[]){v, c}, 2, std, 0, &rng)) &&
-              (m->position_table = param(m, "position_table", -1, (const int64_t[]){t, c}, 2, std, 0, &rng));
-    for (int l = 0; ok && l < config->layers; l++) {
-        ModelBlock *bl = &m->block[l];
-        ok = (bl->ln1_gain = param(m, "ln1_gain", l, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
-             (bl->ln1_bias = param(m, "ln1_bias", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
-             (bl->wq = param(m, "wq", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
-             (bl->wk = param(m, "wk", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
-             (bl->wv = param(m, "wv", l, (const int64_t[]){c, c}, 2, std, 0, &rng)) &&
-             (bl->wo = param(m, "wo", l, (const int64_t[]){c, c}, 2, residual_std, 0, &rng)) &&
-             (bl->bo = param(m, "bo", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
-             (bl->ln2_gain = param(m, "ln2_gain", l, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
-             (bl->ln2_bias = param(m, "ln2_bias", l, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
-             (bl->w_up = param(m, "w_up", l, (const int64_t[]){c, mlp}, 2, std, 0, &rng)) &&
-             (bl->b_up = param(m, "b_up", l, (const int64_t[]){mlp}, 1, 0, 0, &rng)) &&
-             (bl->w_down = param(m, "w_down", l, (const int64_t[]){mlp, c}, 2, residual_std, 0, &rng)) &&
-             (bl->b_down = param(m, "b_down", l, (const int64_t[]){c}, 1, 0, 0, &rng));
-    }
-    ok = ok && (m->lnf_gain = param(m, "lnf_gain", -1, (const int64_t[]){c}, 1, 0, 1, &rng)) &&
-         (m->lnf_bias = param(m, "lnf_bias", -1, (const int64_t[]){c}, 1, 0, 0, &rng)) &&
-         (m->head_w = param(m, "head_w", -1, (const int64_t[]){c, v}, 2, std, 0, &rng)) &&
-         (m->head_b = param(m, "head_b", -1, (const int64_t[]){v}, 1, 0, 0, &rng));
-    return ok ? 0 : -1;
-}
-
-int64_t model_param_count(const Model *m) {
-    int64_t n = 0;
-    for (int i = 0; m && i < m->n_params; i++) n += tensor_numel(m->params[i]);
-    return n;
-}
-
-Tensor *model_logits(Model *m, const int64_t *tokens, int64_t batch, int64_t t) {
-    const char *op = "model_logits";
-    if (!m || !m->ctx) return tensor_set_error("%s: the model is NULL or not made (model_init)", op), NULL;
-    const ModelConfig *c = &m->config;
-    if (batch < 1 || t < 1 || t > c->context || !tokens)
-        return tensor_set_error("%s: tokens (B, T) = (%lld,%lld)%s: needs B >= 1 and 1 <= T <= %lld (the context)",
-                                op, (long long)batch, (long long)t, tokens ? "" : " given as NULL",
-                                (long long)c->context), NULL;
-    /* token and position embeddings: lesson 5's gather, lesson 1's broadcast add */
-    Tensor *tok = tensor_embedding(m->token_table, tokens, (const int64_t[]){batch, t}, 2); /* (B, T, C) */
-    if (!tok) return NULL; /* a token outside 0..V-1: nothing else is made */
-    int64_t *positions = ctx_alloc(m->ctx, (size_t)t * sizeof *positions);
-    if (!positions) return NULL;
-    for (int64_t i = 0; i < t; i++) positions[i] = i;
-    Tensor *pos = tensor_gather_rows(m->position_table, positions, t); /* rows 0..T-1: (T, C) */
-    Tensor *x = tensor_add(tok, pos);                                  /* (B, T, C) + (T, C) */
-    Tensor *mask = causal_mask(m->ctx, t);
-    for (int l = 0; l < c->layers; l++) {
-        const ModelBlock *bl = &m->block[l];
-        /* pre-norm residual blocks, as GPT-2: x + attention(ln(x)), then x + mlp(ln(x)) */
-        Tensor *h = tensor_layer_norm(x, bl->ln1_gain, bl->ln1_bias, 1e-5f);
-        x = tensor_add(x, tensor_attention(h, bl->wq, bl->wk, bl->wv, bl->wo, bl->bo, mask, c->heads));
-        h = tensor_layer_norm(x, bl->ln2_gain, bl->ln2_bias, 1e-5f);
-        h = tensor_linear(tensor_gelu(tensor_linear(h, bl->w_up, bl->b_up)), bl->w_down, bl->b_down);
-        x = tensor_add(x, h);
-    }
-    x = tensor_layer_norm(x, m->lnf_gain, m->lnf_bias, 1e-5f);
-    return tensor_linear(x, m->head_w, m->head_b); /* (B, T, V) */
-}
-
-Tensor *model_loss(Model *m, const int64_t *tokens, const int64_t *targets, int64_t batch, int64_t t) {
-    /* the targets are checked before the forward makes anything */
-    if (m && m->ctx && batch >= 1 && t >= 1 && t <= m->config.context) {
-        if (!targets) return tensor_set_error("model_loss: targets given as NULL"), NULL;
-        for (int64_t i = 0; i < batch * t; i++)
-            if (targets[i] < 0 || targets[i] >= m->config.vocab)
-                return tensor_set_error("model_loss: target %lld at position (%lld,%lld) is out of range for %lld classes "
-                                        "(valid: 0 to %lld)", (long long)targets[i], (long long)(i / t), (long long)(i % t),
-                                        (long long)m->config.vocab, (long long)m->config.vocab - 1), NULL;
-    }
-    Tensor *logits = model_logits(m, tokens, batch, t);
-    if (!logits) return NULL;
-    /* (B, T, V) read as (B*T, V) rows: lesson 3's cross-entropy, one row per prediction */
-    Tensor *rows = tensor_reshape(logits, (const int64_t[]){batch * t, m->config.vocab}, 2);
-    return tensor_cross_entropy(rows, targets, batch * t);
-}
-
-/* ==== AdamW ================================================================================= */
-
-void adamw_update(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, const AdamW *opt,
-                  float weight_decay) {
-    if (!opt) return (void)tensor_set_error("adamw_update: opt is NULL");
-    if (n > 0 && (!p || !g || !m || !v))
-        return (void)tensor_set_error("adamw_update: p, g, m and v must not be NULL for %lld floats", (long long)n);
-    kernels()->adamw(p, g, m, v, n, step, opt->lr, opt->beta1, opt->beta2, opt->eps, weight_decay);
-}
-
-/* The reference kernel: the update as written, one parameter at a time. */
-void adamw_reference(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
-                     float beta2, float eps, float weight_decay) {
-    float bias1 = 1.0f - powf(beta1, (float)step), bias2 = 1.0f - powf(beta2, (float)step);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] -= lr * weight_decay * p[i];
-        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
-        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
-        p[i] -= lr * (m[i] / bias1) / (sqrtf(v[i] / bias2) + eps);
-    }
-}
-
-int model_adamw_step(Model *m, const AdamW *opt) {
-    const char *op = "adamw_step";
-    if (!m || !m->ctx) return tensor_set_error("%s: the model is NULL or not made (model_init)", op), -1;
-    if (!opt || !(opt->lr >= 0.0f) || !(opt->eps >= 0.0f) || !(opt->beta1 >= 0.0f && opt->beta1 < 1.0f) ||
-        !(opt->beta2 >= 0.0f && opt->beta2 < 1.0f) || !(opt->weight_decay >= 0.0f))
-        return tensor_set_error("%s: needs lr, eps and weight_decay >= 0 and betas in [0, 1)%s", op,
-                                opt ? "" : " (opt is NULL)"), -1;
-    m->steps++;
-    for (int i = 0; i < m->n_params; i++) {
-        Tensor *p = m->params[i];
-        adamw_update(tensor_data(p), p->grad ? tensor_data(p->grad) : NULL, tensor_data(m->adam_m[i]), tensor_data(m->adam_v[i]),
-                     tensor_numel(p), m->steps, opt, p->rank == 2 ? opt->weight_decay : 0.0f);
-    }
-    return 0;
-}
+KERNELS_LESSON(train, .linear = linear_reference, .gelu = gelu_reference, .gelu_backward = gelu_backward_reference,
+               .layer_norm = layer_norm_reference, .layer_norm_backward = layer_norm_backward_reference,
+               .attention = attention_reference, .attention_backward = attention_backward_reference,
+               .adamw = adamw_reference)

@@ -1,76 +1,56 @@
 /*
- * train_fast.c - lesson 7's linear layer, GELU, layer norm, AdamW and attention over the
- * heads, fast. The linear layer is lesson 6's GEMM with the bias added as each tile is stored;
- * the rest are the same formulas as train.c's reference kernels, over contiguous floats eight
- * at a time instead of the odometer, with common/platform.h's vf8 (compiled for the portable
- * build, and for AVX2 and FMA under COURSE_KERNELS=native): tanh(u) from the vector exp, where
- * libm's tanhf takes one element at a time. GELU was 42% of a training step before this file
- * (docs/7-train.md, "How fast"). GELU's forward and the attention, written once in
- * train_lanes.h, also run sixteen at a time in vf16 where AVX-512 may (kernels_avx512()). */
-#include <math.h>
-
-#include "gemm.h"
+ * train_fast.c - lesson 7's linear layer, GELU, layer norm, AdamW and attention over the heads,
+ * fast. The linear layer is lesson 6's product with the bias added as each tile is stored; the
+ * rest are the same formulas as train.c's and model.c's reference kernels, over contiguous
+ * floats eight at a time instead of the odometer: tanh(u) from the vector exp, where libm's
+ * tanhf takes one element at a time. GELU's forward and the attention run in vfloat, sixteen
+ * lanes where the build has AVX-512 (simd.h). docs/7-train.md ("How fast") measures each.
+ */
+#include "bmm_fast.h"
 #include "kernels_fast.h"
-#include "platform.h"
 #include "train.h"
 
-/* The table's linear: out = x @ w + b, b in every row of out. The reference first copies b
- * into all of out and then adds the product into it: out written twice, and read between
- * (docs/7-train.md). Without b, the product is stored over out. Products too small to pack
- * (k = 0 among them) and a buffer that cannot be allocated go to the reference. */
-void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs, const float *b,
-                 int64_t b_stride, float *out, int64_t n) {
-    if (!gemm_f32_plus_row(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n))
+/* ==== the linear layer ===================================================================== */
+
+/* out = x @ w + b, b in every row of out, through lesson 6's product with the bias added as each
+ * tile is stored: out written once, where the reference copies b into all of out and then adds
+ * the product. Without b, the product is stored over out. Products too small to pack (k = 0
+ * among them) and a buffer that cannot be allocated go to the reference. */
+static void linear_fast(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs,
+                        const float *b, int64_t b_stride, float *out, int64_t n) {
+    if (!gemm_plus_row(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n))
         linear_reference(x, rows, k, w, w_rs, w_cs, b, b_stride, out, n);
 }
 
-/* True when x, of that shape, is contiguous: the fast kernels take only those. */
-static bool is_row_major(int rank, const int64_t *shape, const int64_t *strides) {
-    int64_t row_major[TENSOR_MAX_RANK];
-    contiguous_strides(shape, rank, row_major);
-    for (int d = 0; d < rank; d++)
-        if (shape[d] > 1 && strides[d] != row_major[d]) return false;
-    return true;
+/* ==== GELU ================================================================================== */
+
+/* VFLOAT_LANES at a time, tanh from the vector exp; the last n % VFLOAT_LANES go through the
+ * same vector code from a padded copy, so a value's result does not depend on where it sits. */
+SIMD_INLINE void gelu_lanes(const float *x, float *out, float *tanh_u) {
+    vfloat v = VFLOAT(load)(x);
+    vfloat t = VFLOAT(tanh)(GELU_S * ((GELU_A * v * v) * v + v));
+    VFLOAT(store)(tanh_u, t);
+    VFLOAT(store)(out, 0.5f * v * (1.0f + t));
 }
 
-enum { ATTENTION_MAX = 64 };
-
-/* GELU's forward and the attention, eight lanes (gelu_body8, attention_body8) and, on x86-64,
- * sixteen for AVX-512 (gelu_body16, attention_body16): one text, train_lanes.h */
-#define LANES 8
-#include "train_lanes.h"
-#undef LANES
-#ifdef VECTOR_WIDE
-#define LANES 16
-#include "train_lanes.h"
-#undef LANES
-#endif
-
-static void gelu_portable(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body8(x, n, out, tanh_u); }
-VECTOR_NATIVE static void gelu_native(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body8(x, n, out, tanh_u); }
-#ifdef VECTOR_WIDE
-VECTOR_WIDE static void gelu_wide(const float *x, int64_t n, float *out, float *tanh_u) { gelu_body16(x, n, out, tanh_u); }
-#endif
-
-void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out, float *tanh_u) {
-    if (!is_row_major(rank, shape, x_strides)) {
+static void gelu_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, float *out,
+                      float *tanh_u) {
+    if (!strides_are_contiguous(shape, rank, x_strides)) {
         gelu_reference(rank, shape, x, x_strides, out, tanh_u);
         return;
     }
-    int64_t n = shape_numel(shape, rank);
-#ifdef VECTOR_WIDE
-    if (kernels_avx512()) {
-        gelu_wide(x, n, out, tanh_u);
-        return;
+    int64_t n = shape_numel(shape, rank), i = 0;
+    for (; i + VFLOAT_LANES <= n; i += VFLOAT_LANES) gelu_lanes(x + i, out + i, tanh_u + i);
+    if (i < n) {
+        float xs[VFLOAT_LANES] = {0}, o[VFLOAT_LANES], t[VFLOAT_LANES];
+        for (int64_t k = 0; k < n - i; k++) xs[k] = x[i + k];
+        gelu_lanes(xs, o, t);
+        for (int64_t k = 0; k < n - i; k++) out[i + k] = o[k], tanh_u[i + k] = t[k];
     }
-#endif
-    if (kernels_mode() == KERNELS_NATIVE) gelu_native(x, n, out, tanh_u);
-    else gelu_portable(x, n, out, tanh_u);
 }
 
-/* The reference's gradient, eight at a time; the last n % 8 one at a time (the same formula),
- * added to gx or stored over it */
-VECTOR_BODY void gelu_backward_body(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx,
+/* The reference's gradient, eight at a time; the last n % 8 one at a time (the same formula) */
+SIMD_INLINE void gelu_backward_rows(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx,
                                     bool accumulate) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -84,71 +64,38 @@ VECTOR_BODY void gelu_backward_body(const float *x, const float *tanh_u, const f
         gx[i] = (accumulate ? gx[i] : 0.0f) + g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du_dx);
     }
 }
-static void gelu_backward_portable(const float *x, const float *tanh_u, const float *g, int64_t n, float *gx,
-                                   bool accumulate) {
-    gelu_backward_body(x, tanh_u, g, n, gx, accumulate);
-}
-VECTOR_NATIVE static void gelu_backward_native(const float *x, const float *tanh_u, const float *g, int64_t n,
-                                               float *gx, bool accumulate) {
-    gelu_backward_body(x, tanh_u, g, n, gx, accumulate);
-}
 
-void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides, const float *tanh_u,
-                        const float *g, float *gx, bool accumulate) {
-    if (!is_row_major(rank, shape, x_strides)) {
+static void gelu_backward_fast(int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
+                               const float *tanh_u, const float *g, float *gx, bool accumulate) {
+    if (!strides_are_contiguous(shape, rank, x_strides)) {
         gelu_backward_reference(rank, shape, x, x_strides, tanh_u, g, gx, accumulate);
         return;
     }
-    int64_t n = shape_numel(shape, rank);
-    if (kernels_mode() == KERNELS_NATIVE) gelu_backward_native(x, tanh_u, g, n, gx, accumulate);
-    else gelu_backward_portable(x, tanh_u, g, n, gx, accumulate);
+    gelu_backward_rows(x, tanh_u, g, shape_numel(shape, rank), gx, accumulate);
 }
 
-/* ==== layer norm =========================================================================== */
+/* ==== layer norm ============================================================================ */
 
-/* A row's sum in eight float lanes, the lanes totalled in double: kernels_fast.h's summation
- * policy for a row no longer than one of its chunks, which is all these kernels take. */
-VECTOR_BODY float lanes_total(vf8 v) {
-    double total = 0.0;
-    for (int k = 0; k < 8; k++) total += v[k];
-    return (float)total;
-}
-
-/* Eight vectors' totals, one in each lane: lane r is lanes_total(v[r]), the same lanes added in
- * the same order in double (the eight turned, platform.h's rows8_to_columns, then seven adds
- * of whole vectors), so that a row's result does not depend on the rows beside it */
-VECTOR_BODY vf8 lanes_totals8(const vf8 v[8]) {
-    float rows[64], cols[64];
-    VECTOR_UNROLL for (int r = 0; r < 8; r++) vf8_store(rows + r * 8, v[r]);
-    rows8_to_columns(rows, 8, 8, cols, 8);
-    vd4 low = vf8_low_double(vf8_load(cols)), high = vf8_high_double(vf8_load(cols));
-    VECTOR_UNROLL for (int e = 1; e < 8; e++) {
-        low += vf8_low_double(vf8_load(cols + e * 8));
-        high += vf8_high_double(vf8_load(cols + e * 8));
-    }
-    return vf8_from_doubles(low, high);
-}
-
-/* The reference's passes over a row, eight floats at a time; eight rows at a time while eight
- * are left, their sums across lanes taken together (lanes_totals8): one row's are a chain of
- * dependent adds that took as long as the row's arithmetic */
-VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
+/* The reference's passes over a row, eight floats at a time, its sums by the float policy
+ * (simd_sum.h: rows of at most one chunk); eight rows at a time while eight are left, their
+ * sums across lanes taken together (sumf_totals8): one row's is a chain of dependent adds. */
+static void layer_norm_fast_rows(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
                                  float eps, float *out, float *stats) {
     int64_t r = 0;
     for (; r + 8 <= rows; r += 8, x += 8 * c, out += 8 * c) {
         vf8 acc[8];
         float mu[8], rstd[8];
-        VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+        SIMD_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
         for (int64_t i = 0; i < c; i += 8)
-            VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] += vf8_load(x + k * c + i);
-        vf8_store(mu, lanes_totals8(acc) / (float)c);
-        VECTOR_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+            SIMD_UNROLL for (int k = 0; k < 8; k++) sumf_add(&acc[k], vf8_load(x + k * c + i));
+        vf8_store(mu, sumf_totals8(acc) / (float)c);
+        SIMD_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
         for (int64_t i = 0; i < c; i += 8)
-            VECTOR_UNROLL for (int k = 0; k < 8; k++) {
+            SIMD_UNROLL for (int k = 0; k < 8; k++) {
                 vf8 d = vf8_load(x + k * c + i) - mu[k];
-                acc[k] += d * d;
+                sumf_add(&acc[k], d * d);
             }
-        vf8 var = lanes_totals8(acc) / (float)c + eps, root;
+        vf8 var = sumf_totals8(acc) / (float)c + eps, root;
         for (int k = 0; k < 8; k++) root[k] = sqrtf(var[k]); /* one vector square root (-fno-math-errno) */
         vf8_store(rstd, 1.0f / root);
         for (int k = 0; k < 8; k++) {
@@ -160,33 +107,33 @@ VECTOR_BODY void layer_norm_body(int64_t rows, int64_t c, const float *x, const 
     }
     for (; r < rows; r++, x += c, out += c) {
         vf8 sum = {0}, squares = {0};
-        for (int64_t i = 0; i < c; i += 8) sum += vf8_load(x + i);
-        float mu = lanes_total(sum) / (float)c;
+        for (int64_t i = 0; i < c; i += 8) sumf_add(&sum, vf8_load(x + i));
+        float mu = (float)sumf_total(sum) / (float)c;
         for (int64_t i = 0; i < c; i += 8) {
             vf8 d = vf8_load(x + i) - mu;
-            squares += d * d;
+            sumf_add(&squares, d * d);
         }
-        float rstd = 1.0f / sqrtf(lanes_total(squares) / (float)c + eps);
+        float rstd = 1.0f / sqrtf((float)sumf_total(squares) / (float)c + eps);
         for (int64_t i = 0; i < c; i += 8)
             vf8_store(out + i, (vf8_load(x + i) - mu) * rstd * vf8_load(gamma + i) + vf8_load(beta + i));
         stats[2 * r] = mu, stats[2 * r + 1] = rstd;
     }
 }
 
-VECTOR_BODY void layer_norm_backward_body(int64_t rows, int64_t c, const float *x, const float *gamma,
+static void layer_norm_backward_fast_rows(int64_t rows, int64_t c, const float *x, const float *gamma,
                                           const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
     for (int64_t r = 0; r < rows; r++, x += c, g += c) {
         float mu = stats[2 * r], rstd = stats[2 * r + 1];
         vf8 dy_sum = {0}, dy_xhat_sum = {0};
         for (int64_t i = 0; i < c; i += 8) {
             vf8 xhat = (vf8_load(x + i) - mu) * rstd, gi = vf8_load(g + i), dy = gi * vf8_load(gamma + i);
-            dy_sum += dy;
-            dy_xhat_sum += dy * xhat;
+            sumf_add(&dy_sum, dy);
+            sumf_add(&dy_xhat_sum, dy * xhat);
             if (ggamma) vf8_store(ggamma + i, vf8_load(ggamma + i) + gi * xhat);
             if (gbeta) vf8_store(gbeta + i, vf8_load(gbeta + i) + gi);
         }
         if (!gx) continue;
-        float mean_dy = lanes_total(dy_sum) / (float)c, mean_dy_xhat = lanes_total(dy_xhat_sum) / (float)c;
+        float mean_dy = (float)sumf_total(dy_sum) / (float)c, mean_dy_xhat = (float)sumf_total(dy_xhat_sum) / (float)c;
         float *row = gx + r * c;
         for (int64_t i = 0; i < c; i += 8) {
             vf8 xhat = (vf8_load(x + i) - mu) * rstd, dy = vf8_load(g + i) * vf8_load(gamma + i);
@@ -195,54 +142,37 @@ VECTOR_BODY void layer_norm_backward_body(int64_t rows, int64_t c, const float *
     }
 }
 
-static void layer_norm_portable(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
-                                float eps, float *out, float *stats) {
-    layer_norm_body(rows, c, x, gamma, beta, eps, out, stats);
-}
-VECTOR_NATIVE static void layer_norm_native(int64_t rows, int64_t c, const float *x, const float *gamma,
-                                            const float *beta, float eps, float *out, float *stats) {
-    layer_norm_body(rows, c, x, gamma, beta, eps, out, stats);
-}
-static void layer_norm_backward_portable(int64_t rows, int64_t c, const float *x, const float *gamma,
-                                         const float *stats, const float *g, float *gx, float *ggamma, float *gbeta) {
-    layer_norm_backward_body(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
-}
-VECTOR_NATIVE static void layer_norm_backward_native(int64_t rows, int64_t c, const float *x, const float *gamma,
-                                                     const float *stats, const float *g, float *gx, float *ggamma,
-                                                     float *gbeta) {
-    layer_norm_backward_body(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
-}
-
 /* Rows of whole vectors, no longer than one chunk of the summation policy; others go to the
  * reference. */
-static bool layer_norm_takes(int64_t c) { return c % 8 == 0 && c <= KERNELS_SUM_CHUNK; }
+static bool layer_norm_takes(int64_t c) { return c % 8 == 0 && c <= SUM_CHUNK; }
 
-void layer_norm_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta, float eps,
-                     float *out, float *stats) {
-    if (!layer_norm_takes(c)) layer_norm_reference(rows, c, x, gamma, beta, eps, out, stats);
-    else if (kernels_mode() == KERNELS_NATIVE) layer_norm_native(rows, c, x, gamma, beta, eps, out, stats);
-    else layer_norm_portable(rows, c, x, gamma, beta, eps, out, stats);
+static void layer_norm_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta, float eps,
+                            float *out, float *stats) {
+    if (layer_norm_takes(c)) layer_norm_fast_rows(rows, c, x, gamma, beta, eps, out, stats);
+    else layer_norm_reference(rows, c, x, gamma, beta, eps, out, stats);
 }
 
-void layer_norm_backward_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
-                              const float *g, float *gx, float *ggamma, float *gbeta) {
-    if (!layer_norm_takes(c)) layer_norm_backward_reference(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
-    else if (kernels_mode() == KERNELS_NATIVE) layer_norm_backward_native(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
-    else layer_norm_backward_portable(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+static void layer_norm_backward_fast(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
+                                     const float *g, float *gx, float *ggamma, float *gbeta) {
+    if (layer_norm_takes(c)) layer_norm_backward_fast_rows(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
+    else layer_norm_backward_reference(rows, c, x, gamma, stats, g, gx, ggamma, gbeta);
 }
 
-/* ==== AdamW ================================================================================ */
+/* ==== AdamW ================================================================================= */
 
 /* The reference's update with its constants taken out of the loop:
  * lr * (m / bias1) / (sqrt(v / bias2) + eps) = (lr / bias1) * m / (sqrt(v) / sqrt(bias2) + eps).
- * Eight at a time; vector extensions have no square root, so it is taken lane by lane. */
-VECTOR_BODY void adamw_body(float *p, const float *g, float *m, float *v, int64_t n, float decay, float b1, float b2,
-                            float step_size, float inv_sqrt_bias2, float eps) {
+ * Eight at a time; vector extensions have no square root, so it is taken lane by lane (one
+ * vector instruction with -fno-math-errno). */
+static void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
+                       float beta2, float eps, float weight_decay) {
+    float bias1 = 1.0f - powf(beta1, (float)step), bias2 = 1.0f - powf(beta2, (float)step);
+    float decay = 1.0f - lr * weight_decay, step_size = lr / bias1, inv_sqrt_bias2 = 1.0f / sqrtf(bias2);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         vf8 gi = vf8_load(g + i), pi = vf8_load(p + i) * decay;
-        vf8 mi = b1 * vf8_load(m + i) + (1.0f - b1) * gi;
-        vf8 vi = b2 * vf8_load(v + i) + (1.0f - b2) * (gi * gi), root;
+        vf8 mi = beta1 * vf8_load(m + i) + (1.0f - beta1) * gi;
+        vf8 vi = beta2 * vf8_load(v + i) + (1.0f - beta2) * (gi * gi), root;
         for (int k = 0; k < 8; k++) root[k] = sqrtf(vi[k]);
         vf8_store(m + i, mi);
         vf8_store(v + i, vi);
@@ -250,93 +180,134 @@ VECTOR_BODY void adamw_body(float *p, const float *g, float *m, float *v, int64_
     }
     for (; i < n; i++) {
         p[i] *= decay;
-        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
+        v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
         p[i] -= step_size * m[i] / (sqrtf(v[i]) * inv_sqrt_bias2 + eps);
     }
-}
-static void adamw_portable(float *p, const float *g, float *m, float *v, int64_t n, float decay, float b1, float b2,
-                           float step_size, float inv_sqrt_bias2, float eps) {
-    adamw_body(p, g, m, v, n, decay, b1, b2, step_size, inv_sqrt_bias2, eps);
-}
-VECTOR_NATIVE static void adamw_native(float *p, const float *g, float *m, float *v, int64_t n, float decay, float b1,
-                                       float b2, float step_size, float inv_sqrt_bias2, float eps) {
-    adamw_body(p, g, m, v, n, decay, b1, b2, step_size, inv_sqrt_bias2, eps);
-}
-
-void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
-                float beta2, float eps, float weight_decay) {
-    float bias1 = 1.0f - powf(beta1, (float)step), bias2 = 1.0f - powf(beta2, (float)step);
-    void (*body)(float *, const float *, float *, float *, int64_t, float, float, float, float, float, float) =
-        kernels_mode() == KERNELS_NATIVE ? adamw_native : adamw_portable;
-    body(p, g, m, v, n, 1.0f - lr * weight_decay, beta1, beta2, lr / bias1, 1.0f / sqrtf(bias2), eps);
 }
 
 /* ==== attention over the heads ============================================================= */
 
-/* The sizes each takes: T and D multiples of the lanes and of 8, at most ATTENTION_MAX; others
- * go to the eight-lane kernels, or to the reference. */
-static bool attention_takes(int64_t t, int64_t d, int64_t lanes) {
-    return t > 0 && d > 0 && t % lanes == 0 && d % lanes == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
+/* One head of one batch at a time, VFLOAT_LANES of its query rows at once (turned into columns,
+ * one row in each lane): their scores against a key are one vector, their softmaxes over the
+ * keys need no sum across lanes (as softmax_fast.c's short rows), and each sum over the keys or
+ * the columns of a head is a few multiply-adds of whole vectors. T and D must be multiples of
+ * VFLOAT_LANES, at most ATTENTION_MAX; other sizes go to the reference. */
+enum { ATTENTION_MAX = 64 };
+
+static bool attention_takes(int64_t t, int64_t d) {
+    return t > 0 && d > 0 && t % VFLOAT_LANES == 0 && d % VFLOAT_LANES == 0 && t <= ATTENTION_MAX &&
+           d <= ATTENTION_MAX;
 }
 
-static void attention_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                               const float *v, const float *mask, float scale, float *weights, float *y) {
-    attention_body8(b, t, heads, d, q, k, v, mask, scale, weights, y);
+/* out[o * os + lane] = (or += when add) the sum over p < n of a[o * ao + p * as] * b[p * bs +
+ * lane], for the eight o: a small product, eight sums side by side, so that each vector of b is
+ * loaded once for all of them and no multiply-add waits for another */
+SIMD_INLINE void weighted_rows(const float *a, int64_t ao, int64_t as, const float *b, int64_t bs, int64_t n,
+                               float *out, int64_t os, bool add) {
+    vfloat s[8];
+    SIMD_UNROLL for (int o = 0; o < 8; o++) s[o] = VFLOAT(splat)(0.0f);
+    for (int64_t p = 0; p < n; p++, a += as, b += bs) {
+        vfloat bp = VFLOAT(load)(b);
+        SIMD_UNROLL for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
+    }
+    SIMD_UNROLL for (int o = 0; o < 8; o++) VFLOAT(store)(out + o * os, add ? VFLOAT(load)(out + o * os) + s[o] : s[o]);
 }
-VECTOR_NATIVE static void attention_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
-                                           const float *k, const float *v, const float *mask, float scale,
-                                           float *weights, float *y) {
-    attention_body8(b, t, heads, d, q, k, v, mask, scale, weights, y);
-}
-static void attention_backward_portable(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                                        const float *v, const float *weights, float scale, const float *gy, float *gq,
-                                        float *gk, float *gv, bool accumulate) {
-    attention_backward_body8(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-}
-VECTOR_NATIVE static void attention_backward_native(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
-                                                    const float *k, const float *v, const float *weights, float scale,
-                                                    const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
-    attention_backward_body8(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-}
-#ifdef VECTOR_WIDE
-VECTOR_WIDE static void attention_wide(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                                       const float *v, const float *mask, float scale, float *weights, float *y) {
-    attention_body16(b, t, heads, d, q, k, v, mask, scale, weights, y);
-}
-VECTOR_WIDE static void attention_backward_wide(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q,
-                                                const float *k, const float *v, const float *weights, float scale,
-                                                const float *gy, float *gq, float *gk, float *gv, bool accumulate) {
-    attention_backward_body16(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-}
-#endif
 
-/* Sixteen lanes where AVX-512 may run (kernels_avx512) and the sizes allow, else eight */
-void attention_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k, const float *v,
-                    const float *mask, float scale, float *weights, float *y) {
-#ifdef VECTOR_WIDE
-    if (kernels_avx512() && attention_takes(t, d, 16)) {
-        attention_wide(b, t, heads, d, q, k, v, mask, scale, weights, y);
+/* one head: q, k, v, y at its column h*D of row 0, rows c apart; w its (T, T) weights; mask_t
+ * the mask turned, mask_t[j * t + i] = mask[i * t + j] */
+SIMD_INLINE void attention_head(int64_t t, int64_t d, int64_t c, const float *q, const float *k, const float *v,
+                                const float *mask_t, float scale, float *w, float *y) {
+    enum { L = VFLOAT_LANES };
+    float qc[ATTENTION_MAX * L], wc[ATTENTION_MAX * L];
+    for (int64_t i = 0; i < t; i += L) { /* rows i .. i + L - 1, lane r row i + r */
+        rows_to_columns(VFLOAT_LANES, q + i * c, c, d, qc, L);
+        vfloat m = VFLOAT(splat)(-INFINITY);
+        for (int64_t j = 0; j < t; j += 8) weighted_rows(k + j * c, c, 1, qc, L, d, wc + j * L, L, false);
+        for (int64_t j = 0; j < t; j++) {
+            vfloat s = VFLOAT(load)(wc + j * L) * scale + VFLOAT(load)(mask_t + j * t + i);
+            VFLOAT(store)(wc + j * L, s);
+            m = VFLOAT(max)(s, m); /* skips a nan, as the reference's `if (w[j] > m)` */
+        }
+        VFLOAT(sumd) sums = {0}; /* each row's sum of exps in double, as the reference's */
+        for (int64_t j = 0; j < t; j++) {
+            vfloat e = VFLOAT(exp_unclamped)(VFLOAT(load)(wc + j * L) - m); /* of a score less the max: <= 0, or nan */
+            VFLOAT(store)(wc + j * L, e);
+            VFLOAT(sumd_add)(&sums, e);
+        }
+        vfloat inv = VFLOAT(sumd_reciprocals)(sums);
+        for (int64_t j = 0; j < t; j++) VFLOAT(store)(wc + j * L, VFLOAT(load)(wc + j * L) * inv);
+        columns_to_rows(VFLOAT_LANES, wc, L, t, w + i * t, t);
+        /* y's rows i + r, eight at a time, L of their columns in lanes: each straight into y */
+        for (int64_t r = 0; r < L; r += 8)
+            for (int64_t e = 0; e < d; e += L) weighted_rows(wc + r, 1, L, v + e, c, t, y + (i + r) * c + e, c, false);
+    }
+}
+
+/* The reference's backward for one head, L query rows at once as in the forward: their
+ * dw_ij = g_i . v_j and ds_ij in lanes, kept for the whole head turned (ds_t[j * t + i], and w
+ * the same way), gq's rows from those; then each row of gk and of gv, a sum over all the query
+ * rows at once, L of its columns in lanes. */
+SIMD_INLINE void attention_head_backward(int64_t t, int64_t d, int64_t c, const float *q, const float *k,
+                                         const float *v, const float *w, float scale, const float *gy, float *gq,
+                                         float *gk, float *gv, bool accumulate) {
+    enum { L = VFLOAT_LANES };
+    float w_t[ATTENTION_MAX * ATTENTION_MAX], ds_t[ATTENTION_MAX * ATTENTION_MAX], gc[ATTENTION_MAX * L];
+    for (int64_t i = 0; i < t; i += L) { /* rows i .. i + L - 1, lane r row i + r */
+        rows_to_columns(VFLOAT_LANES, w + i * t, t, t, w_t + i, t);
+        rows_to_columns(VFLOAT_LANES, gy + i * c, c, d, gc, L);
+        for (int64_t j = 0; j < t; j += 8) weighted_rows(v + j * c, c, 1, gc, L, d, ds_t + j * t + i, t, false); /* dw */
+        VFLOAT(sumd) sums = {0}; /* each row's sum of w_ij dw_ij, in double */
+        for (int64_t j = 0; j < t; j++)
+            VFLOAT(sumd_add_products)(&sums, VFLOAT(load)(ds_t + j * t + i), VFLOAT(load)(w_t + j * t + i));
+        vfloat dot = VFLOAT(sumd_lanes)(sums); /* dw - dot then in float, where the reference rounds after */
+        for (int64_t j = 0; j < t; j++)
+            VFLOAT(store)(ds_t + j * t + i, VFLOAT(load)(w_t + j * t + i) * (VFLOAT(load)(ds_t + j * t + i) - dot) * scale);
+        if (gq) /* its rows i + r, eight at a time, L of their columns in lanes, as y's */
+            for (int64_t r = 0; r < L; r += 8)
+                for (int64_t e = 0; e < d; e += L)
+                    weighted_rows(ds_t + i + r, 1, t, k + e, c, t, gq + (i + r) * c + e, c, accumulate);
+    }
+    for (int64_t j = 0; j < t; j += 8) /* rows j .. j+7 of gk and of gv */
+        for (int64_t e = 0; e < d; e += L) {
+            if (gk) weighted_rows(ds_t + j * t, t, 1, q + e, c, t, gk + j * c + e, c, accumulate);
+            if (gv) weighted_rows(w_t + j * t, t, 1, gy + e, c, t, gv + j * c + e, c, accumulate);
+        }
+}
+
+static void attention_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                           const float *v, const float *mask, float scale, float *weights, float *y) {
+    if (!attention_takes(t, d)) {
+        attention_reference(b, t, heads, d, q, k, v, mask, scale, weights, y);
         return;
     }
-#endif
-    if (!attention_takes(t, d, 8)) attention_reference(b, t, heads, d, q, k, v, mask, scale, weights, y);
-    else if (kernels_mode() == KERNELS_NATIVE) attention_native(b, t, heads, d, q, k, v, mask, scale, weights, y);
-    else attention_portable(b, t, heads, d, q, k, v, mask, scale, weights, y);
+    int64_t c = heads * d;
+    float mask_t[ATTENTION_MAX * ATTENTION_MAX];
+    for (int64_t i = 0; i < t; i += 8) rows_to_columns(8, mask + i * t, t, t, mask_t + i, t);
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++) {
+            int64_t at = bi * t * c + h * d;
+            attention_head(t, d, c, q + at, k + at, v + at, mask_t, scale, weights + (bi * heads + h) * t * t, y + at);
+        }
 }
 
-void attention_backward_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                             const float *v, const float *weights, float scale, const float *gy, float *gq, float *gk,
-                             float *gv, bool accumulate) {
-#ifdef VECTOR_WIDE
-    if (kernels_avx512() && attention_takes(t, d, 16)) {
-        attention_backward_wide(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-        return;
-    }
-#endif
-    if (!attention_takes(t, d, 8))
+static void attention_backward_fast(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
+                                    const float *v, const float *weights, float scale, const float *gy, float *gq,
+                                    float *gk, float *gv, bool accumulate) {
+    if (!attention_takes(t, d)) {
         attention_backward_reference(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-    else if (kernels_mode() == KERNELS_NATIVE)
-        attention_backward_native(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
-    else attention_backward_portable(b, t, heads, d, q, k, v, weights, scale, gy, gq, gk, gv, accumulate);
+        return;
+    }
+    int64_t c = heads * d;
+    for (int64_t bi = 0; bi < b; bi++)
+        for (int64_t h = 0; h < heads; h++) {
+            int64_t at = bi * t * c + h * d;
+            attention_head_backward(t, d, c, q + at, k + at, v + at, weights + (bi * heads + h) * t * t, scale,
+                                    gy + at, gq ? gq + at : NULL, gk ? gk + at : NULL, gv ? gv + at : NULL,
+                                    accumulate);
+        }
 }
+
+KERNELS_FAST(train, .linear = linear_fast, .gelu = gelu_fast, .gelu_backward = gelu_backward_fast,
+             .layer_norm = layer_norm_fast, .layer_norm_backward = layer_norm_backward_fast, .adamw = adamw_fast,
+             .attention = attention_fast, .attention_backward = attention_backward_fast);

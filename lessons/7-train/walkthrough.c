@@ -1,13 +1,12 @@
 /*
  * walkthrough.c - lesson 7, run with `make lesson7`. Reads the words, computes the two
- * baselines, shows the model's pieces on small inputs, trains the model (about a minute), and
- * samples words from it. Read it beside docs/7-train.md: the section numbers match.
+ * baselines, shows the model's pieces on small inputs, trains the model, and samples words
+ * from it. Read it beside docs/7-train.md: the section numbers match.
  *
  * It writes, beside itself (build/lesson7/): train-loss.dat, the loss curve that `make lesson7
  * plot` draws, and model.ckpt, the trained parameters. COURSE_STEPS=N trains for N steps instead
  * and COURSE_EVAL_TOKENS=N evaluates on the first N tokens of each split (`make memcheck` runs it
-with 2 and 512: valgrind runs this program some 300 times slower); COURSE_WORDS=FILE reads
-another word list.
+with 2 and 512, a run short enough for valgrind); COURSE_WORDS=FILE reads another word list.
  */
 #include <math.h>
 #include <stdio.h>
@@ -100,7 +99,7 @@ static void section_shapes(Model *m) {
     for (const Tensor *t = first; t; t = t->next_in_ctx) {
         if (!t->backward) continue; /* a constant: the mask, a scalar */
         int k = 0;
-        while (k < n_seen && strcmp(seen[k], t->op)) k++;
+        while (k < n_seen && strcmp(seen[k], t->op) != 0) k++;
         if (k == n_seen && n_seen < 32) seen[n_seen] = t->op, count[n_seen++] = 0;
         if (k < 32) count[k]++;
         total++;
