@@ -59,6 +59,11 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
  * the rows' loads are offsets from one or two registers, and the loop, unrolled, steps fewer
  * counters. */
 
+/* X(i) for each row i of a tile: the rows are spelled out rather than looped over, so that the
+ * accumulators surely stay in registers at -O2 */
+#define EACH_OF_8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define EACH_OF_6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
 #if SIMD_LANES >= 16
 /* AVX-512, an 8 x 16 tile: row i is one vf16, and each step does eight fused multiply-adds. Eight
  * accumulators would just cover what two FMA units have in flight (each add waits for the
@@ -68,32 +73,32 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 #define HAS_KERNEL2 1
 /* *p = *from + v, or v when from is NULL */
 SIMD_INLINE void put16(float *p, vf16 v, const float *from) { vf16_store(p, from ? vf16_load(from) + v : v); }
-#define A_ROWS                                                                                                   \
-    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs,   \
+#define A_ROWS                                                                                                \
+    const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs, \
                 *a6 = a5 + a_rs, *a7 = a6 + a_rs
 
 SIMD_INLINE void kernel_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
                              int64_t ldc, const float *from, int64_t from_rs) {
     A_ROWS;
     vf16 e0 = {0}, e1 = e0, e2 = e0, e3 = e0, e4 = e0, e5 = e0, e6 = e0, e7 = e0; /* even steps */
-    vf16 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0; /* odd steps */
+    vf16 o0 = e0, o1 = e0, o2 = e0, o3 = e0, o4 = e0, o5 = e0, o6 = e0, o7 = e0;  /* odd steps */
     int64_t p = 0, q = 0, q1 = a_cs; /* a's columns p and p + 1 are q and q1 floats on */
     for (; p + 2 <= kc; p += 2, q += 2 * a_cs, q1 += 2 * a_cs, pb += 2 * NR) {
         vf16 b0 = vf16_load(pb), b1 = vf16_load(pb + NR);
 #define ROW(i)            \
     e##i += a##i[q] * b0; \
-    o##i += a##i[q1] * b1
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
+    o##i += a##i[q1] * b1;
+        EACH_OF_8(ROW)
 #undef ROW
     }
     if (p < kc) {
         vf16 b0 = vf16_load(pb);
-#define ROW(i) e##i += a##i[q] * b0
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
+#define ROW(i) e##i += a##i[q] * b0;
+        EACH_OF_8(ROW)
 #undef ROW
     }
-#define STORE(i) put16(c + i * ldc, e##i + o##i, from ? from + i * from_rs : NULL)
-    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
+#define STORE(i) put16(c + ldc * (i), e##i + o##i, from ? from + from_rs * (i) : NULL);
+    EACH_OF_8(STORE)
 #undef STORE
 }
 
@@ -102,29 +107,30 @@ SIMD_INLINE void kernel_body(int64_t kc, const float *a, int64_t a_rs, int64_t a
  * where the 8 x 16 tile loads 16 of b and 8 of a for 8: a step waits less on loads, and the
  * tile's store at the end comes half as often, which counts when kc is 64. Sixteen accumulators
  * keep two FMA units busy without an even/odd split. */
-SIMD_INLINE void kernel2_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
-                              const float *pb2, float *c, int64_t ldc, const float *from, int64_t from_rs) {
+SIMD_INLINE void kernel2_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
+                              float *c, int64_t ldc, const float *from, int64_t from_rs) {
     A_ROWS;
     vf16 l0 = {0}, l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0, l7 = l0; /* left */
-    vf16 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0; /* right */
-    _Pragma("GCC unroll 4") for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR, pb2 += NR) {
+    vf16 r0 = l0, r1 = l0, r2 = l0, r3 = l0, r4 = l0, r5 = l0, r6 = l0, r7 = l0;  /* right */
+    _Pragma("GCC unroll 4")
+    for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR, pb2 += NR) {
         vf16 b0 = vf16_load(pb), b1 = vf16_load(pb2);
 #define ROW(i)            \
     l##i += a##i[q] * b0; \
-    r##i += a##i[q] * b1
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5); ROW(6); ROW(7);
+    r##i += a##i[q] * b1;
+        EACH_OF_8(ROW)
 #undef ROW
     }
-#define STORE(i)                                                  \
-    put16(c + i * ldc, l##i, from ? from + i * from_rs : NULL);   \
-    put16(c + i * ldc + NR, r##i, from ? from + i * from_rs + NR : NULL)
-    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5); STORE(6); STORE(7);
+#define STORE(i)                                                    \
+    put16(c + ldc * (i), l##i, from ? from + from_rs * (i) : NULL); \
+    put16(c + ldc * (i) + NR, r##i, from ? from + from_rs * (i) + NR : NULL);
+    EACH_OF_8(STORE)
 #undef STORE
 }
 #undef A_ROWS
 
-static void kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2,
-                    float *c, int64_t ldc, const float *from, int64_t from_rs) {
+static void kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, const float *pb2, float *c,
+                    int64_t ldc, const float *from, int64_t from_rs) {
     if (a_cs == 1) kernel2_body(kc, a, a_rs, 1, pb, pb2, c, ldc, from, from_rs);
     else kernel2_body(kc, a, 1, a_cs, pb, pb2, c, ldc, from, from_rs); /* a_rs == 1 */
 }
@@ -133,8 +139,7 @@ static void kernel2(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, cons
 /* A 6 x 16 tile in vf8: row i is two vectors of 8, ci0 (columns 0-7) and ci1 (8-15). Each step
  * loads the 16 floats of b once, then for each of the 6 rows multiplies a[i] into both and adds
  * (one fused multiply-add each, with FMA). 12 accumulators + 2 of b + 1 of a: with AVX2, 15 of
- * its 16 registers; with NEON, a vf8 is two of its 32. The rows are spelled out (ROW) rather
- * than looped over so that the accumulators surely stay in registers at -O2. */
+ * its 16 registers; with NEON, a vf8 is two of its 32. */
 #define ROWS 6
 #define HAS_KERNEL2 0
 SIMD_INLINE void kernel_body(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb, float *c,
@@ -142,25 +147,26 @@ SIMD_INLINE void kernel_body(int64_t kc, const float *a, int64_t a_rs, int64_t a
     const float *a0 = a, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs, *a4 = a3 + a_rs, *a5 = a4 + a_rs;
     vf8 c00 = {0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     vf8 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    _Pragma("GCC unroll 4") for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR) { /* a's column p is q floats on */
+    _Pragma("GCC unroll 4")
+    for (int64_t p = 0, q = 0; p < kc; p++, q += a_cs, pb += NR) { /* a's column p is q floats on */
         vf8 b0 = vf8_load(pb), b1 = vf8_load(pb + 8);
 #define ROW(i)               \
     c##i##0 += a##i[q] * b0; \
-    c##i##1 += a##i[q] * b1
-        ROW(0); ROW(1); ROW(2); ROW(3); ROW(4); ROW(5);
+    c##i##1 += a##i[q] * b1;
+        EACH_OF_6(ROW)
 #undef ROW
     }
     if (from) {
-#define FROM(i)                              \
-    c##i##0 += vf8_load(from + i * from_rs); \
-    c##i##1 += vf8_load(from + i * from_rs + 8)
-        FROM(0); FROM(1); FROM(2); FROM(3); FROM(4); FROM(5);
+#define FROM(i)                                \
+    c##i##0 += vf8_load(from + from_rs * (i)); \
+    c##i##1 += vf8_load(from + from_rs * (i) + 8);
+        EACH_OF_6(FROM)
 #undef FROM
     }
-#define STORE(i)                     \
-    vf8_store(c + i * ldc, c##i##0); \
-    vf8_store(c + i * ldc + 8, c##i##1)
-    STORE(0); STORE(1); STORE(2); STORE(3); STORE(4); STORE(5);
+#define STORE(i)                       \
+    vf8_store(c + ldc * (i), c##i##0); \
+    vf8_store(c + ldc * (i) + 8, c##i##1);
+    EACH_OF_6(STORE)
 #undef STORE
 }
 
@@ -183,9 +189,8 @@ SIMD_INLINE void kernel_body(int64_t kc, const float *a, int64_t a_rs, int64_t a
 
 /* The function starts on a 64-byte boundary: a short inner loop that straddles one can run
  * slower. */
-__attribute__((aligned(64))) static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs,
-                                                const float *pb, float *c, int64_t ldc, const float *from,
-                                                int64_t from_rs) {
+__attribute__((aligned(64))) static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *pb,
+                                                float *c, int64_t ldc, const float *from, int64_t from_rs) {
     if (a_cs == 1) kernel_body(kc, a, a_rs, 1, pb, c, ldc, from, from_rs);
     else kernel_body(kc, a, 1, a_cs, pb, c, ldc, from, from_rs); /* a_rs == 1 */
 }
@@ -265,7 +270,7 @@ static bool gemm(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int
                  int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate, const float *row,
                  int64_t row_cs) {
     if (m <= 0 || n <= 0) return true; /* no element of out */
-    if (k <= 0) return accumulate; /* nothing to add; an out to store 0 over goes back to the reference */
+    if (k <= 0) return accumulate;     /* nothing to add; an out to store 0 over goes back to the reference */
     /* One buffer for a packed block of a (only its bottom sliver, when a's rows are read where
      * they lie) and one of b, no larger than this product needs, each a whole number of 64-byte
      * cache lines (16 floats), so packed b starts 64-byte aligned for the kernel's aligned
@@ -298,8 +303,7 @@ static bool gemm(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int
                 const float *block = a + ic * a_rs + pc * a_cs;
                 int64_t in_place = a_in_place ? mc / rows * rows : 0; /* the rows read where they lie */
                 for (int64_t ir = in_place; ir < mc; ir += rows)
-                    pack_a(min64(rows, mc - ir), rows, kc, block + ir * a_rs, a_rs, a_cs,
-                           pa + (ir - in_place) * kc);
+                    pack_a(min64(rows, mc - ir), rows, kc, block + ir * a_rs, a_rs, a_cs, pa + (ir - in_place) * kc);
                 /* one sliver of b (or two) stays in L1 while the slivers of a stream past it */
                 for (int64_t jr = 0, width; jr < nc; jr += width) {
                     width = HAS_KERNEL2 && nc - jr > NR ? 2 * NR : NR;
