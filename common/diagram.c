@@ -45,7 +45,8 @@ int diagram_cell(Diagram *d, const char *part, int64_t row, int64_t col, float v
     if (!d) return tensor_set_error("diagram_cell: the diagram is NULL"), -1;
     if (!name_is_valid("diagram_cell", part)) return -1;
     if (d->n_cells >= DIAGRAM_MAX_CELLS)
-        return tensor_set_error("diagram_cell: the diagram is full (%d cells, DIAGRAM_MAX_CELLS)", DIAGRAM_MAX_CELLS), -1;
+        return tensor_set_error("diagram_cell: the diagram is full (%d cells, DIAGRAM_MAX_CELLS)", DIAGRAM_MAX_CELLS),
+               -1;
     DiagramCell *c = &d->cells[d->n_cells];
     va_list ap;
     va_start(ap, label_fmt);
@@ -64,22 +65,24 @@ int diagram_note(Diagram *d, const char *name, const char *text_fmt, ...) {
     int i = 0;
     while (i < d->n_notes && strcmp(d->notes[i].name, name) != 0) i++;
     if (i == DIAGRAM_MAX_NOTES)
-        return tensor_set_error("diagram_note: the diagram is full (%d notes, DIAGRAM_MAX_NOTES)", DIAGRAM_MAX_NOTES), -1;
+        return tensor_set_error("diagram_note: the diagram is full (%d notes, DIAGRAM_MAX_NOTES)", DIAGRAM_MAX_NOTES),
+               -1;
     char text[DIAGRAM_NOTE_MAX];
     va_list ap;
     va_start(ap, text_fmt);
     bool ok = format_text("diagram_note", text, sizeof text, text_fmt, ap);
     va_end(ap);
-    if (!ok) return -1; /* a failed replacement keeps the note as it was */
+    if (!ok) return -1;                                              /* a failed replacement keeps the note as it was */
     snprintf(d->notes[i].name, sizeof d->notes[i].name, "%s", name); /* name_is_valid: it fits */
-    snprintf(d->notes[i].text, sizeof d->notes[i].text, "%s", text);   /* the same size */
+    snprintf(d->notes[i].text, sizeof d->notes[i].text, "%s", text); /* the same size */
     if (i == d->n_notes) d->n_notes++;
     return 0;
 }
 
 const DiagramCell *diagram_find(const Diagram *d, const char *part, int64_t row, int64_t col) {
     for (int i = 0; d && part && i < d->n_cells; i++)
-        if (d->cells[i].row == row && d->cells[i].col == col && strcmp(d->cells[i].part, part) == 0) return &d->cells[i];
+        if (d->cells[i].row == row && d->cells[i].col == col && strcmp(d->cells[i].part, part) == 0)
+            return &d->cells[i];
     return NULL;
 }
 
@@ -153,7 +156,8 @@ int64_t diagram_probe_forward(const int64_t *shape, int rank, DiagramOp op, void
             ok = false;
         } else {
             ok = tensor_numel(out) == n_out && tensor_to_array(out, jacobian + r * n_out, n_out) == n_out;
-            if (!ok && tensor_numel(out) != n_out) tensor_set_error("diagram_probe_forward: the op's output changed size");
+            if (!ok && tensor_numel(out) != n_out)
+                tensor_set_error("diagram_probe_forward: the op's output changed size");
         }
     }
     ctx_free(ctx);
@@ -167,7 +171,9 @@ int64_t diagram_probe_backward(Tensor *out, Tensor *x, float *jacobian, int64_t 
     int64_t n_out = tensor_numel(out), n_x = tensor_numel(x);
     if (n_x > 0 && n_out > capacity / n_x)
         return tensor_set_error("diagram_probe_backward: room for %lld floats, but the output has %lld elements and x "
-                                "%lld", (long long)capacity, (long long)n_out, (long long)n_x), -1;
+                                "%lld",
+                                (long long)capacity, (long long)n_out, (long long)n_x),
+               -1;
     for (int64_t t = 0; t < n_out; t++) {
         Tensor *upstream = tensor_zeros(out->ctx, out->shape, out->rank), *gx;
         if (!upstream) return -1;

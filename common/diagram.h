@@ -20,9 +20,9 @@
 
 #define DIAGRAM_MAX_CELLS 256
 #define DIAGRAM_MAX_NOTES 16
-#define DIAGRAM_NAME_MAX 24   /* a part's or a note's name, with its terminating 0 */
-#define DIAGRAM_LABEL_MAX 40  /* a cell's text */
-#define DIAGRAM_NOTE_MAX 200  /* a note's text: a title or a caption inside the picture */
+#define DIAGRAM_NAME_MAX 24  /* a part's or a note's name, with its terminating 0 */
+#define DIAGRAM_LABEL_MAX 40 /* a cell's text */
+#define DIAGRAM_NOTE_MAX 200 /* a note's text: a title or a caption inside the picture */
 
 typedef struct {
     char part[DIAGRAM_NAME_MAX];

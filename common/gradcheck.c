@@ -22,8 +22,8 @@ static int fail(char *report, size_t size, const char *fmt, ...) {
 }
 
 /* L = sum(w * f(inputs)), in double so that the difference of two nearby L keeps its digits. */
-static int weighted_loss(GradcheckFn fn, void *arg, Tensor *const *inputs, const float *w, int64_t n,
-                         float *scratch, double *loss) {
+static int weighted_loss(GradcheckFn fn, void *arg, Tensor *const *inputs, const float *w, int64_t n, float *scratch,
+                         double *loss) {
     Tensor *out = fn(inputs, arg);
     if (!out || tensor_numel(out) != n || tensor_to_array(out, scratch, n) != n) return -1;
     double sum = 0.0;
@@ -56,8 +56,8 @@ static bool holds_gradient(Tensor *const *inputs, int i) {
  * assigns (=) instead of adding (+=) would lose, larger than the gradient itself. */
 static float held_before(float analytic) { return analytic + 1.0f + fabsf(analytic); }
 
-int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
-              const GradcheckOptions *opt, char *report, size_t report_size) {
+int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs, const GradcheckOptions *opt, char *report,
+              size_t report_size) {
     GradcheckOptions o = {1e-3, 1e-2, 1e-2, 1};
     if (opt) o = *opt;
     char shape[SHAPE_STR_MAX], index_str[SHAPE_STR_MAX];
@@ -69,8 +69,9 @@ int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
     if (n_inputs > 0 && !inputs)
         return bad_argument(report, report_size, "gradcheck: inputs is NULL for %d inputs", n_inputs);
     if (!(o.eps > 0) || !(o.atol >= 0) || !(o.rtol >= 0))
-        return bad_argument(report, report_size, "gradcheck: needs eps > 0 and atol, rtol >= 0, got eps %g, atol %g, rtol %g",
-                            o.eps, o.atol, o.rtol);
+        return bad_argument(report, report_size,
+                            "gradcheck: needs eps > 0 and atol, rtol >= 0, got eps %g, atol %g, rtol %g", o.eps, o.atol,
+                            o.rtol);
     for (int i = 0; i < n_inputs; i++) {
         Tensor *x = inputs[i];
         if (!x) return bad_argument(report, report_size, "gradcheck: input %d is NULL", i);
@@ -90,8 +91,7 @@ int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
     int64_t n_after = 0; /* fn must not change which inputs require grad: `first` is sized by n_grads */
     for (int i = 0; i < n_inputs; i++)
         if (holds_gradient(inputs, i)) n_after += tensor_numel(inputs[i]);
-    if (n_after != n_grads)
-        return bad_argument(report, report_size, "gradcheck: fn changed which inputs require grad");
+    if (n_after != n_grads) return bad_argument(report, report_size, "gradcheck: fn changed which inputs require grad");
     int64_t n_out = tensor_numel(out);
     Rng rng = rng_seeded(o.seed);
     Tensor *w = tensor_zeros(out->ctx, out->shape, out->rank);
@@ -169,8 +169,8 @@ int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
                               "gradcheck: input %d (shape %s), element %lld at index %s: analytic %.6g, "
                               "numeric %.6g (|difference| %.3g > tolerance %.3g)",
                               i, shape_format(x->shape, x->rank, shape, sizeof shape), (long long)j,
-                              shape_format(index, x->rank, index_str, sizeof index_str), (double)analytic[j],
-                              numeric, diff, o.atol + o.rtol * fabs(numeric));
+                              shape_format(index, x->rank, index_str, sizeof index_str), (double)analytic[j], numeric,
+                              diff, o.atol + o.rtol * fabs(numeric));
                 break;
             }
         }

@@ -32,7 +32,7 @@ typedef struct {
  * n_inputs, a view as input, eps <= 0 or a negative tolerance) are reported before anything is
  * touched, also as the error (tensor_error). Afterwards each input's gradient is the analytic
  * one. */
-int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs,
-              const GradcheckOptions *opt, char *report, size_t report_size);
+int gradcheck(GradcheckFn fn, void *arg, Tensor *const *inputs, int n_inputs, const GradcheckOptions *opt, char *report,
+              size_t report_size);
 
 #endif /* GRADCHECK_H */

@@ -35,8 +35,8 @@ typedef void StridedKernel(int rank, const int64_t *shape, float *dst, const int
                            const int64_t *src_strides);
 /* lesson 1: out = a op b over shape, op one of + - * /, a and b read through their strides
  * (0 along a broadcast dim) */
-typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, const float *a,
-                          const int64_t *a_strides, const float *b, const int64_t *b_strides);
+typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, const float *a, const int64_t *a_strides,
+                          const float *b, const int64_t *b_strides);
 /* lesson 1: the backward of out = a op b: ga[...] (+)= g * d out/d a, gb[...] (+)= g * d out/d b,
  * g contiguous in shape; ga or gb NULL when that input needs no gradient. Without accumulate only
  * when each element of ga and gb gets one term (no dim longer than 1 has stride 0 in them) and
@@ -63,8 +63,8 @@ typedef void CrossEntropyBackwardKernel(int64_t n, int64_t c, const float *logit
                                         const int64_t *targets, float scale, float *gx);
 /* lesson 5: out[i, :] = table[indices[i], :] for i < n, out (n, d), the table (v, d) read
  * through its row and column strides */
-typedef void GatherRowsKernel(int64_t v, int64_t d, const float *table, int64_t rs, int64_t cs,
-                              const int64_t *indices, int64_t n, float *out);
+typedef void GatherRowsKernel(int64_t v, int64_t d, const float *table, int64_t rs, int64_t cs, const int64_t *indices,
+                              int64_t n, float *out);
 /* lesson 6: out[i, j] (+)= sum over p of a[i, p] * b[p, j], each matrix through its row and
  * column strides; out overlaps neither input */
 typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
@@ -83,8 +83,8 @@ typedef void GeluBackwardKernel(int rank, const int64_t *shape, const float *x, 
                                 const float *tanh_u, const float *g, float *gx, bool accumulate);
 /* lesson 7: layer norm of `rows` contiguous rows of c floats: out = (x - mean) * rstd * gamma +
  * beta, rstd = 1/sqrt(var + eps); each row's mean and rstd go to stats (two floats a row) */
-typedef void LayerNormKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta,
-                             float eps, float *out, float *stats);
+typedef void LayerNormKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *beta, float eps,
+                             float *out, float *stats);
 /* its backward, from the forward's stats: gx += d/dx, ggamma += g * xhat, gbeta += g (summed over
  * the rows); any of gx, ggamma, gbeta NULL when that input needs no gradient */
 typedef void LayerNormBackwardKernel(int64_t rows, int64_t c, const float *x, const float *gamma, const float *stats,
@@ -102,51 +102,51 @@ typedef void AttentionBackwardKernel(int64_t b, int64_t t, int64_t heads, int64_
                                      const float *v, const float *weights, float scale, const float *gy, float *gq,
                                      float *gk, float *gv, bool accumulate);
 /* lesson 7: one AdamW step over n parameters (train.h's adamw_update) */
-typedef void AdamWKernel(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr,
-                         float beta1, float beta2, float eps, float weight_decay);
+typedef void AdamWKernel(float *p, const float *g, float *m, float *v, int64_t n, int64_t step, float lr, float beta1,
+                         float beta2, float eps, float weight_decay);
 
 /* ==== the table ============================================================================ */
 
 typedef struct {
-    StridedKernel *copy, *accumulate;                 /* common/tensor.c */
-    BinaryKernel *binary;                             /* lessons/1-broadcast/broadcast.c */
+    StridedKernel *copy, *accumulate; /* common/tensor.c */
+    BinaryKernel *binary;             /* lessons/1-broadcast/broadcast.c */
     BinaryBackwardKernel *binary_backward;
-    ExpKernel *exp;                                   /* lessons/3-softmax/softmax.c */
+    ExpKernel *exp; /* lessons/3-softmax/softmax.c */
     SoftmaxRowsKernel *softmax_rows;
     SoftmaxBackwardKernel *softmax_backward;
     CrossEntropyKernel *cross_entropy;
     CrossEntropyBackwardKernel *cross_entropy_backward;
-    GatherRowsKernel *gather_rows;                    /* lessons/5-gather/gather.c */
-    MatmulKernel *matmul;                             /* lessons/6-bmm/bmm.c */
-    LinearKernel *linear;                             /* lessons/7-train/train.c */
+    GatherRowsKernel *gather_rows; /* lessons/5-gather/gather.c */
+    MatmulKernel *matmul;          /* lessons/6-bmm/bmm.c */
+    LinearKernel *linear;          /* lessons/7-train/train.c */
     GeluKernel *gelu;
     GeluBackwardKernel *gelu_backward;
     LayerNormKernel *layer_norm;
     LayerNormBackwardKernel *layer_norm_backward;
     AttentionKernel *attention;
     AttentionBackwardKernel *attention_backward;
-    AdamWKernel *adamw;                               /* lessons/7-train/model.c */
+    AdamWKernel *adamw; /* lessons/7-train/model.c */
 } Kernels;
 
 /* The reference kernels, the chapter's loops: each is written in the file named. */
 StridedKernel strided_copy_reference, strided_accumulate_reference; /* common/tensor.c */
 BinaryKernel binary_reference;                                      /* lessons/1-broadcast/broadcast.c */
 BinaryBackwardKernel binary_backward_reference;
-ExpKernel exp_reference;                                            /* lessons/3-softmax/softmax.c */
+ExpKernel exp_reference; /* lessons/3-softmax/softmax.c */
 SoftmaxRowsKernel softmax_rows_reference;
 SoftmaxBackwardKernel softmax_backward_reference;
 CrossEntropyKernel cross_entropy_reference;
 CrossEntropyBackwardKernel cross_entropy_backward_reference;
-GatherRowsKernel gather_rows_reference;                             /* lessons/5-gather/gather.c */
-MatmulKernel matmul_reference;                                      /* lessons/6-bmm/bmm.c */
-LinearKernel linear_reference;                                      /* lessons/7-train/train.c */
+GatherRowsKernel gather_rows_reference; /* lessons/5-gather/gather.c */
+MatmulKernel matmul_reference;          /* lessons/6-bmm/bmm.c */
+LinearKernel linear_reference;          /* lessons/7-train/train.c */
 GeluKernel gelu_reference;
 GeluBackwardKernel gelu_backward_reference;
 LayerNormKernel layer_norm_reference;
 LayerNormBackwardKernel layer_norm_backward_reference;
 AttentionKernel attention_reference;
 AttentionBackwardKernel attention_backward_reference;
-AdamWKernel adamw_reference;                                        /* lessons/7-train/model.c */
+AdamWKernel adamw_reference; /* lessons/7-train/model.c */
 
 /* The table, filled from COURSE_KERNELS and the CPU at the first call. */
 const Kernels *kernels(void);
@@ -191,11 +191,11 @@ void kernels_register(const KernelsLesson *lesson);
  * lesson's ops are linked into (a program that links none of them leaves their entries NULL). */
 #define KERNELS_DECLARE_BUILD(topic, build) extern const Kernels topic##_kernels_##build;
 #define KERNELS_ADDRESS_BUILD(topic, build) &topic##_kernels_##build,
-#define KERNELS_LESSON(topic, ...)                                                                                   \
-    KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, topic)                                                                 \
-    __attribute__((constructor)) static void topic##_kernels_register(void) {                                        \
-        static const KernelsLesson lesson = {{__VA_ARGS__}, {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, topic)}};       \
-        kernels_register(&lesson);                                                                                   \
+#define KERNELS_LESSON(topic, ...)                                                                               \
+    KERNELS_EACH_BUILD(KERNELS_DECLARE_BUILD, topic)                                                             \
+    __attribute__((constructor)) static void topic##_kernels_register(void) {                                    \
+        static const KernelsLesson lesson = {{__VA_ARGS__}, {KERNELS_EACH_BUILD(KERNELS_ADDRESS_BUILD, topic)}}; \
+        kernels_register(&lesson);                                                                               \
     }
 
 #endif /* KERNELS_H */

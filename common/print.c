@@ -17,7 +17,8 @@ float tensor_get(const Tensor *t, const int64_t *index) {
     for (int d = 0; d < t->rank; d++) {
         if (index[d] < 0 || index[d] >= t->shape[d])
             return tensor_set_error("get: index %lld is out of range for dim %d of shape %s", (long long)index[d], d,
-                                    shape_format(t->shape, t->rank, s, sizeof s)), NAN;
+                                    shape_format(t->shape, t->rank, s, sizeof s)),
+                   NAN;
         off += index[d] * t->strides[d];
     }
     return tensor_data(t)[off];
@@ -28,7 +29,8 @@ float tensor_item(const Tensor *t) {
     char s[SHAPE_STR_MAX];
     if (tensor_numel(t) != 1)
         return tensor_set_error("item: only a one-element tensor has an item, got shape %s",
-                                shape_format(t->shape, t->rank, s, sizeof s)), NAN;
+                                shape_format(t->shape, t->rank, s, sizeof s)),
+               NAN;
     return tensor_data(t)[0];
 }
 
@@ -39,7 +41,8 @@ int64_t tensor_to_array(const Tensor *t, float *out, int64_t capacity) {
     char s[SHAPE_STR_MAX];
     if (capacity < n)
         return tensor_set_error("to_array: room for %lld floats, but shape %s holds %lld", (long long)capacity,
-                                shape_format(t->shape, t->rank, s, sizeof s), (long long)n), -1;
+                                shape_format(t->shape, t->rank, s, sizeof s), (long long)n),
+               -1;
     int64_t out_strides[TENSOR_MAX_RANK];
     contiguous_strides(t->shape, t->rank, out_strides);
     strided_copy(t->rank, t->shape, out, out_strides, tensor_data(t), t->strides);

@@ -22,12 +22,12 @@ typedef struct {
     VD low, high; /* the sums of lanes 0 .. LANES/2 - 1, and of the rest */
 } V(sumd);
 
-SIMD_INLINE void V(sumd_add)(V(sumd) *s, VF terms) {
+SIMD_INLINE void V(sumd_add)(V(sumd) * s, VF terms) {
     s->low += V(low_double)(terms);
     s->high += V(high_double)(terms);
 }
 /* a * b, the product taken in double */
-SIMD_INLINE void V(sumd_add_products)(V(sumd) *s, VF a, VF b) {
+SIMD_INLINE void V(sumd_add_products)(V(sumd) * s, VF a, VF b) {
     s->low += V(low_double)(a) * V(low_double)(b);
     s->high += V(high_double)(a) * V(high_double)(b);
 }
@@ -64,10 +64,12 @@ SIMD_INLINE double sumf_total(vf8 acc) {
  * dependent adds; eight side by side are not). */
 SIMD_INLINE vf8 sumf_totals8(const vf8 acc[8]) {
     float rows[64], cols[64];
-    SIMD_UNROLL for (int r = 0; r < 8; r++) vf8_store(rows + r * 8, acc[r]);
+    SIMD_UNROLL
+    for (int r = 0; r < 8; r++) vf8_store(rows + r * 8, acc[r]);
     rows_to_columns(8, rows, 8, 8, cols, 8);
     vd4 low = vf8_low_double(vf8_load(cols)), high = vf8_high_double(vf8_load(cols));
-    SIMD_UNROLL for (int e = 1; e < 8; e++) {
+    SIMD_UNROLL
+    for (int e = 1; e < 8; e++) {
         low += vf8_low_double(vf8_load(cols + e * 8));
         high += vf8_high_double(vf8_load(cols + e * 8));
     }
@@ -93,8 +95,10 @@ SIMD_INLINE void sumf_rows(int k, const float *const *rows, int64_t n, double *t
     while (n - i >= 8) {
         vf8 acc[4] = {{0}};
         int64_t start = i, end = n - i > SUM_CHUNK ? i + SUM_CHUNK : i + (n - i) / 8 * 8;
-        for (; i < end; i += 8)
-            SIMD_UNROLL for (int r = 0; r < k; r++) sumf_add(&acc[r], vf8_load(rows[r] + i));
+        for (; i < end; i += 8) {
+            SIMD_UNROLL
+            for (int r = 0; r < k; r++) sumf_add(&acc[r], vf8_load(rows[r] + i));
+        }
         for (int r = 0; r < k; r++) totals[r] += sumf_chunk(acc[r], rows[r] + start, end - start);
     }
     for (int r = 0; r < k; r++)

@@ -14,7 +14,8 @@ Tensor *tensor_record(Tensor *out, const char *op, BackwardFn backward, int n, T
     /* checked before out is touched, so a failed record leaves out as it was */
     if (!op || n < 0 || n > TENSOR_MAX_INPUTS || (n > 0 && !inputs))
         return tensor_set_error("record: op %s with %d inputs%s: give a name and 0..%d (TENSOR_MAX_INPUTS) inputs",
-                                op ? op : "NULL", n, n > 0 && !inputs ? " (NULL)" : "", TENSOR_MAX_INPUTS), NULL;
+                                op ? op : "NULL", n, n > 0 && !inputs ? " (NULL)" : "", TENSOR_MAX_INPUTS),
+               NULL;
     for (int i = 0; i < n; i++) {
         char which[16];
         snprintf(which, sizeof which, "%d", i);
@@ -73,7 +74,8 @@ Tensor *tensor_grad(Tensor *t) {
     if (!t->requires_grad)
         return tensor_set_error("grad: tensor #%d with shape %s does not require grad; call tensor_requires_grad() "
                                 "on it before building the computation",
-                                t->id, shape_format(t->shape, t->rank, s, sizeof s)), NULL;
+                                t->id, shape_format(t->shape, t->rank, s, sizeof s)),
+               NULL;
     return tensor_grad_data(t) ? t->grad : NULL;
 }
 
@@ -101,7 +103,8 @@ static bool passes_gradient(const Tensor *t) {
 static int topological_order(Tensor *root, Tensor **order) {
     Ctx *ctx = root->ctx;
     int capacity = ctx->n_tensors;
-    Tensor **stack = malloc((size_t)capacity * sizeof *stack); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    Tensor **stack = malloc((size_t)capacity * sizeof *stack);
     int *next_input = malloc((size_t)capacity * sizeof *next_input);
     if (!stack || !next_input) return free(stack), free(next_input), -1;
     unsigned epoch = ++ctx->epoch;
@@ -133,16 +136,20 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
     if (!upstream && tensor_numel(out) != 1)
         return tensor_set_error("backward: the loss must be a scalar (one element), got shape %s; reduce it "
                                 "first (a sum or a mean of it) or use tensor_backward_from with an upstream gradient",
-                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
+                                shape_format(out->shape, out->rank, s, sizeof s)),
+               -1;
     if (!out->requires_grad)
         return tensor_set_error("backward: tensor #%d with shape %s does not require grad: no input of its "
                                 "computation was marked with tensor_requires_grad()",
-                                out->id, shape_format(out->shape, out->rank, s, sizeof s)), -1;
+                                out->id, shape_format(out->shape, out->rank, s, sizeof s)),
+               -1;
     if (upstream && !shape_equal(upstream->shape, upstream->rank, out->shape, out->rank))
         return tensor_set_error("backward: upstream gradient has shape %s but the output has shape %s",
                                 shape_format(upstream->shape, upstream->rank, u, sizeof u),
-                                shape_format(out->shape, out->rank, s, sizeof s)), -1;
-    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+                                shape_format(out->shape, out->rank, s, sizeof s)),
+               -1;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    Tensor **order = malloc((size_t)out->ctx->n_tensors * sizeof *order);
     int n = order ? topological_order(out, order) : -1;
     /* Every gradient exists before any backward runs, so backward functions never allocate.
      * Each is zeroed when it is first used (tensor_grad_data), not here: zeroing megabytes of
@@ -169,8 +176,7 @@ int tensor_backward_from(Tensor *out, const Tensor *upstream) {
     float *g = tensor_grad_data(out); /* contiguous: the same row-major order as seed */
     if (upstream)
         for (int64_t i = 0; i < n_seed; i++) g[i] += seed[i];
-    else
-        g[0] += 1.0f; /* d loss / d loss */
+    else g[0] += 1.0f; /* d loss / d loss */
     /* a backward reads its output's gradient: zeros, if nothing downstream added to it; one
      * with no input that requires grad has nothing to pass on */
     for (int i = n - 1; i >= 0; i--)

@@ -281,8 +281,9 @@ bool shape_is(const char *op, const char *name, const Tensor *t, const char *let
     if (shape_equal(t->shape, t->rank, want, rank)) return true;
     char w[SHAPE_STR_MAX], o[SHAPE_STR_MAX], g[SHAPE_STR_MAX], from[SHAPE_STR_MAX + 80] = "";
     if (of) snprintf(from, sizeof from, " for %.64s %s", of_name, shape_format(of->shape, of->rank, o, sizeof o));
-    return tensor_set_error("%s: %s must be %s = %s%s, got %s", op, name, letters, shape_format(want, rank, w, sizeof w),
-                            from, shape_format(t->shape, t->rank, g, sizeof g)), false;
+    return tensor_set_error("%s: %s must be %s = %s%s, got %s", op, name, letters,
+                            shape_format(want, rank, w, sizeof w), from, shape_format(t->shape, t->rank, g, sizeof g)),
+           false;
 }
 
 /* ==== shapes ============================================================================ */
@@ -372,7 +373,8 @@ bool shape_is_valid(const char *op, const int64_t *shape, int rank) {
     for (int d = 0; d < rank; d++) {
         if (shape[d] < 0)
             return tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
-                                    shape_format(shape, rank, s, sizeof s)), false;
+                                    shape_format(shape, rank, s, sizeof s)),
+                   false;
     }
     return true;
 }
@@ -396,7 +398,8 @@ static Tensor *tensor_for(const char *op, Ctx *ctx, const int64_t *shape, int ra
     char s[SHAPE_STR_MAX];
     if (!data)
         return tensor_set_error("%s: cannot allocate %lld bytes for shape %s", op,
-                                (long long)n * (long long)sizeof(float), shape_format(shape, rank, s, sizeof s)), NULL;
+                                (long long)n * (long long)sizeof(float), shape_format(shape, rank, s, sizeof s)),
+               NULL;
     Tensor *t = header_new(ctx);
     Storage *st = ctx_alloc(ctx, sizeof(Storage));
     if (!t || !st) return NULL;
@@ -427,7 +430,8 @@ Tensor *tensor_from(Ctx *ctx, const int64_t *shape, int rank, const float *value
     char s[SHAPE_STR_MAX];
     if (n != size)
         return tensor_set_error("tensor_from: %lld values given for shape %s, which holds %lld", (long long)n,
-                                shape_format(shape, rank, s, sizeof s), (long long)size), NULL;
+                                shape_format(shape, rank, s, sizeof s), (long long)size),
+               NULL;
     if (n > 0 && !values) return tensor_set_error("tensor_from: values is NULL"), NULL;
     Tensor *t = tensor_for("tensor_from", ctx, shape, rank, false); /* every value is set below */
     if (t && n > 0) memcpy(t->storage->data, values, (size_t)n * sizeof(float));
@@ -446,8 +450,7 @@ Tensor *tensor_requires_grad(Tensor *t) {
     return t;
 }
 
-Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
-                          int64_t offset) {
+Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides, int64_t offset) {
     if (!x) return tensor_null_input("as_strided", "x"), NULL;
     if (!shape_is_valid("as_strided", shape, rank)) return NULL;
     int64_t n = shape_numel(shape, rank); /* a view allocates nothing: only int64 limits its count */
@@ -465,7 +468,8 @@ Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64
         return tensor_set_error("as_strided: a view with shape %s, strides %s and offset %lld reaches outside "
                                 "storage #%d of %lld floats",
                                 shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
-                                (long long)offset, x->storage->id, (long long)size), NULL;
+                                (long long)offset, x->storage->id, (long long)size),
+               NULL;
     /* An empty view reaches nothing, so any offset >= 0 will do (as in PyTorch); one past the end
      * of the storage is kept at its end, so that tensor_data never points outside it. */
     if (n == 0 && offset > size) offset = size;
@@ -502,8 +506,7 @@ float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : 
 
 /* ==== strided loops ===================================================================== */
 
-void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
-                 const int64_t *const *strides) {
+void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides) {
     if (!it) return (void)tensor_set_error("nditer_init: it is NULL");
     memset(it, 0, sizeof *it); /* remaining 0: an iterator that fails to start visits nothing */
     bool null = false;
@@ -515,13 +518,11 @@ void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
     else if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
         tensor_set_error("nditer_init: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", n_operands,
                          NDITER_MAX_OPERANDS);
-    else if (null)
-        tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
+    else if (null) tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
     else if (shape_numel(shape, rank) < 0)
         tensor_set_error("nditer_init: shape %s has a negative dim or too many elements",
                          shape_format(shape, rank, s, sizeof s));
-    else
-        it->remaining = shape_numel(shape, rank);
+    else it->remaining = shape_numel(shape, rank);
     if (it->remaining == 0) return;
     it->rank = rank;
     it->n_operands = n_operands;
@@ -578,13 +579,14 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
     return !__builtin_mul_overflow(inner_size, inner_stride, &run) && outer_stride == run;
 }
 
-int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides,
-                       int64_t *merged_shape, int64_t merged_strides[][TENSOR_MAX_RANK]) {
+int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides, int64_t *merged_shape,
+               int64_t merged_strides[][TENSOR_MAX_RANK]) {
     const char *op = "merge_dims";
     if (!rank_is_valid(op, rank)) return -1;
     if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
         return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
-                                NDITER_MAX_OPERANDS), -1;
+                                NDITER_MAX_OPERANDS),
+               -1;
     bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
     for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
     if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
@@ -593,7 +595,8 @@ int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *co
     for (int d = rank - 1; d >= 0; d--) {
         if (shape[d] == 1) continue; /* never moves */
         bool joins = m > 0;
-        for (int k = 0; k < n_operands && joins; k++) joins = dims_merge(shape[d], strides[k][d], sizes[m - 1], steps[k][m - 1]);
+        for (int k = 0; k < n_operands && joins; k++)
+            joins = dims_merge(shape[d], strides[k][d], sizes[m - 1], steps[k][m - 1]);
         if (joins) {
             sizes[m - 1] *= shape[d];
         } else {
@@ -616,18 +619,21 @@ static bool strided_args_valid(const char *op, int rank, const int64_t *shape, c
     char s[SHAPE_STR_MAX];
     if (!shape_is_valid(op, shape, rank)) return false;
     int64_t n = shape_numel(shape, rank);
-    if (n < 0) return tensor_set_error("%s: shape %s has too many elements", op, shape_format(shape, rank, s, sizeof s)), false;
+    if (n < 0)
+        return tensor_set_error("%s: shape %s has too many elements", op, shape_format(shape, rank, s, sizeof s)),
+               false;
     if (n > 0 && (!dst || !src || (rank > 0 && (!dst_strides || !src_strides))))
         return tensor_set_error("%s: dst, src and their strides must not be NULL for shape %s", op,
-                                shape_format(shape, rank, s, sizeof s)), false;
+                                shape_format(shape, rank, s, sizeof s)),
+               false;
     return true;
 }
 
 /* The reference kernels: the odometer, one element at a time. The two ops below check their
  * arguments and hand the work to the table (kernels.h), whose fast kernels (tensor_fast.c)
  * walk the same pairs of elements in an order that follows memory. */
-void strided_copy_reference(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                            const float *src, const int64_t *src_strides) {
+void strided_copy_reference(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                            const int64_t *src_strides) {
     NdIter it;
     nditer_init(&it, rank, shape, 2, (const int64_t *[]){dst_strides, src_strides});
     while (nditer_next(&it)) dst[it.offset[0]] = src[it.offset[1]];
@@ -646,8 +652,8 @@ void strided_copy(int rank, const int64_t *shape, float *dst, const int64_t *dst
         kernels()->copy(rank, shape, dst, dst_strides, src, src_strides);
 }
 
-void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                        const float *src, const int64_t *src_strides) {
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                        const int64_t *src_strides) {
     if (strided_args_valid("strided_accumulate", rank, shape, dst, dst_strides, src, src_strides))
         kernels()->accumulate(rank, shape, dst, dst_strides, src, src_strides);
 }

@@ -133,8 +133,8 @@ bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char
  * "layer_norm: x and gamma belong to different contexts". INPUTS passes the names as written,
  * the tensors and their count. */
 bool inputs_valid(const char *op, const char *names, const Tensor *const *inputs, int n);
-#define INPUTS(...)                                              \
-    #__VA_ARGS__, ((const Tensor *const[]){__VA_ARGS__}),        \
+#define INPUTS(...)                                       \
+#__VA_ARGS__, ((const Tensor *const[]){__VA_ARGS__}), \
         (int)(sizeof((const Tensor *const[]){__VA_ARGS__}) / sizeof(const Tensor *))
 /* A shape an argument must have: if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x))
  * return NULL; else "attention: wq must be (C, C) = (4,4) for x (2,3,4), got (4,3)" (no " for
@@ -168,12 +168,10 @@ bool shape_equal(const int64_t *a, int a_rank, const int64_t *b, int b_rank);
 /* Building shapes and values inline:
  *   Tensor *a = tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
  * A scalar has rank 0: tensor_from(ctx, NULL, 0, VALUES(7)) or tensor_scalar(ctx, 7). */
-#define DIMS(...) \
-    ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 /* Strides for tensor_as_strided: STRIDES(1, 3). */
 #define STRIDES(...) ((const int64_t[]){__VA_ARGS__})
-#define VALUES(...) \
-    ((const float[]){__VA_ARGS__}), (int64_t)(sizeof((const float[]){__VA_ARGS__}) / sizeof(float))
+#define VALUES(...) ((const float[]){__VA_ARGS__}), (int64_t)(sizeof((const float[]){__VA_ARGS__}) / sizeof(float))
 
 /* ---- making tensors ----------------------------------------------------------------- */
 
@@ -195,8 +193,7 @@ Tensor *tensor_requires_grad(Tensor *t);
  * the storage, else NULL with an error. An empty view addresses nothing: any offset >= 0 is
  * accepted, and one past the end of the storage is kept at its end. The view has no backward
  * of its own: ops that make views (expand, permute) record one. */
-Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides,
-                          int64_t offset);
+Tensor *tensor_as_strided(Tensor *x, const int64_t *shape, int rank, const int64_t *strides, int64_t offset);
 
 /* ---- reading tensors ---------------------------------------------------------------- */
 
@@ -240,8 +237,7 @@ typedef struct {
 /* A rank outside 0..TENSOR_MAX_RANK, operands outside 0..NDITER_MAX_OPERANDS or a NULL array
  * records an error and makes an iterator that visits nothing. A NULL it records an error, and
  * nditer_next(NULL) is false. */
-void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands,
-                 const int64_t *const *strides);
+void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides);
 bool nditer_next(NdIter *it);
 
 /* Visits the rows of x, its 1-D slices along the last dim: it->offset[0] is the offset (from
@@ -267,8 +263,8 @@ int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *co
  * above. A stride of 0 in src reads one element many times (a broadcast); a stride of 0 in dst
  * adds many elements into one (a reduction). Where dst and src overlap, the result is the
  * odometer's, element after element in row-major order. */
-void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                        const float *src, const int64_t *src_strides);
+void strided_accumulate(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                        const int64_t *src_strides);
 /* dst[i] = src[i] for every index i of `shape`: the copy behind tensor_contiguous and
  * tensor_to_array, the same odometer. dst and src must not overlap, and dst must not have a
  * stride of 0. Both hand their work to a fast path first (kernels.h), which visits the same

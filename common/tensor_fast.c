@@ -223,8 +223,7 @@ SIMD_INLINE void transpose16(Write how, float *d, int64_t ld, const float *s, in
         for (int k = 0; k < 8; k++) stream8(d + k * ld, top_left[k]), stream8(d + k * ld + 8, right[k]);
         transpose8(s + 8 * ls + 8, ls, right);
         SIMD_UNROLL
-        for (int k = 0; k < 8; k++)
-            stream8(d + (8 + k) * ld, bottom_left[k]), stream8(d + (8 + k) * ld + 8, right[k]);
+        for (int k = 0; k < 8; k++) stream8(d + (8 + k) * ld, bottom_left[k]), stream8(d + (8 + k) * ld + 8, right[k]);
         return;
     }
     float block[16 * 16] __attribute__((aligned(64)));
@@ -324,14 +323,21 @@ enum { ROWS_SUMMED_MAX = 1 << 18 }; /* floats: 1 MB, within a core's L2 cache */
  * sums, where the odometer's rows_add loads and stores d's row every four rows. */
 SIMD_INLINE void columns_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int vectors) {
     vf8 acc[4];
-    SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] = vf8_load(d + 8 * v);
+    SIMD_UNROLL
+    for (int v = 0; v < vectors; v++) acc[v] = vf8_load(d + 8 * v);
     int64_t r = 0;
-    for (; r + 4 <= rows; r += 4, s += 4 * sr)
-        SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] +=
-            (vf8_load(s + 8 * v) + vf8_load(s + sr + 8 * v)) + (vf8_load(s + 2 * sr + 8 * v) + vf8_load(s + 3 * sr + 8 * v));
-    for (; r < rows; r++, s += sr)
-        SIMD_UNROLL for (int v = 0; v < vectors; v++) acc[v] += vf8_load(s + 8 * v);
-    SIMD_UNROLL for (int v = 0; v < vectors; v++) vf8_store(d + 8 * v, acc[v]);
+    for (; r + 4 <= rows; r += 4, s += 4 * sr) {
+        SIMD_UNROLL
+        for (int v = 0; v < vectors; v++)
+            acc[v] += (vf8_load(s + 8 * v) + vf8_load(s + sr + 8 * v)) +
+                      (vf8_load(s + 2 * sr + 8 * v) + vf8_load(s + 3 * sr + 8 * v));
+    }
+    for (; r < rows; r++, s += sr) {
+        SIMD_UNROLL
+        for (int v = 0; v < vectors; v++) acc[v] += vf8_load(s + 8 * v);
+    }
+    SIMD_UNROLL
+    for (int v = 0; v < vectors; v++) vf8_store(d + 8 * v, acc[v]);
 }
 static void rows_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int64_t n) {
     int64_t j = 0;
@@ -363,9 +369,11 @@ static void row_repeated(float *d, int64_t dr, int64_t rows, const float *s, int
 static bool overlap(int rank, const int64_t *shape, const float *dst, const int64_t *dst_strides, const float *src,
                     const int64_t *src_strides) {
     int64_t dlo, dhi, slo, shi;
-    if (!strides_span(rank, shape, dst_strides, &dlo, &dhi) || !strides_span(rank, shape, src_strides, &slo, &shi)) return true;
+    if (!strides_span(rank, shape, dst_strides, &dlo, &dhi) || !strides_span(rank, shape, src_strides, &slo, &shi))
+        return true;
     uintptr_t f = sizeof(float), d = (uintptr_t)dst, s = (uintptr_t)src; /* unsigned: wraps, never overflows */
-    return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 && s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
+    return d + (uintptr_t)dlo * f <= s + (uintptr_t)shi * f + f - 1 &&
+           s + (uintptr_t)slo * f <= d + (uintptr_t)dhi * f + f - 1;
 }
 
 /* True when every row of dst (the last dim, contiguous) covers whole 64-byte lines: dst on a
@@ -380,8 +388,8 @@ static bool whole_lines(int m, const int64_t *sh, const int64_t *ds, const float
 /* The walk that both kernels share: the same pairs of elements as the reference's odometer,
  * visited in an order that follows memory. False, having touched nothing, when dst and src may
  * share memory: the reference's order then decides. */
-static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                    const float *src, const int64_t *src_strides) {
+static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
+                    const int64_t *src_strides) {
     int64_t n = shape_numel(shape, rank);
     if (overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
     if (n == 0) return true;
@@ -436,8 +444,7 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         }
         NdIter it;
         nditer_init(&it, rest, outer_shape, 2, (const int64_t *[]){outer[0], outer[1]});
-        while (nditer_next(&it))
-            transpose(how, sh[i], sh[j], dst + it.offset[0], ds[i], src + it.offset[1], ss[j]);
+        while (nditer_next(&it)) transpose(how, sh[i], sh[j], dst + it.offset[0], ds[i], src + it.offset[1], ss[j]);
         if (how == STREAM) stream_end();
         return true;
     }
@@ -519,13 +526,13 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
 }
 
 static void strided_copy_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
-                       const int64_t *src_strides) {
+                              const int64_t *src_strides) {
     if (!strided(COPY, rank, shape, dst, dst_strides, src, src_strides))
         strided_copy_reference(rank, shape, dst, dst_strides, src, src_strides);
 }
 
 static void strided_accumulate_fast(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides,
-                             const float *src, const int64_t *src_strides) {
+                                    const float *src, const int64_t *src_strides) {
     if (!strided(ADD, rank, shape, dst, dst_strides, src, src_strides))
         strided_accumulate_reference(rank, shape, dst, dst_strides, src, src_strides);
 }

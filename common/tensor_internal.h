@@ -11,7 +11,7 @@
 typedef struct Block Block;
 struct Block {
     struct Block *next;
-    unsigned serial; /* order of making within its ctx: ctx_reset frees those made after the mark */
+    unsigned serial;       /* order of making within its ctx: ctx_reset frees those made after the mark */
     size_t used, capacity; /* capacity: what this use of the block may carve, at most `allocated` */
     size_t allocated;
     _Alignas(16) unsigned char memory[];

@@ -89,7 +89,8 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
 #endif
     printf("==== %s\n", title);
     printf("machine: %s, %ld cores online; single thread\n", cpu, cores);
-    printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date, o.quick ? "; --quick (a smoke run)" : "");
+    printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date,
+           o.quick ? "; --quick (a smoke run)" : "");
     printf("kernels: %s (COURSE_KERNELS=%s; rows marked with another setting run with the table filled for it)\n",
            kernels_name(), kernels_setting());
     return o;
@@ -135,8 +136,8 @@ int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallba
     return v;
 }
 
-int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback,
-                      int64_t *out, int max) {
+int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback, int64_t *out,
+                      int max) {
     const char *text = option_text(o, name);
     if (text) {
         int n = 0;
@@ -224,10 +225,14 @@ void bench_table_row(const char *name, BenchTime t, double rate, double baseline
 static bool target(const char *description, double value, const char *relation, double bound, bool met,
                    const BenchPair *p) {
     printf("target: %s: %.2f (needs %s %.2f): %s", description, value, relation, bound,
-           met ? "met" : quick_mode ? "MISSED (a --quick run: too short to judge)" : "MISSED");
+           met          ? "met"
+           : quick_mode ? "MISSED (a --quick run: too short to judge)"
+                        : "MISSED");
     if (p)
         printf(" [timed in turns: %.3f ms vs %.3f ms%s]", p->b.best * 1e3, p->a.best * 1e3,
-               p->spells == 1 ? "" : p->spells == 2 ? ", best of 2 spells" : ", best of 3 spells");
+               p->spells == 1   ? ""
+               : p->spells == 2 ? ", best of 2 spells"
+                                : ", best of 3 spells");
     printf("\n");
     return met;
 }

@@ -37,8 +37,8 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
 /* The value of --NAME N, or fallback. */
 int64_t bench_option_int(const BenchOptions *o, const char *name, int64_t fallback);
 /* --NAME A,B,C into out (at most max values): the count, or the fallback's count. */
-int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback,
-                      int64_t *out, int max);
+int bench_option_list(const BenchOptions *o, const char *name, const int64_t *fallback, int n_fallback, int64_t *out,
+                      int max);
 
 /* Seconds on a monotonic clock. */
 double bench_now(void);

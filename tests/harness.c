@@ -18,14 +18,14 @@
 #endif
 #include "harness.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <errno.h>
 #ifdef UNDER_ASAN
 #include <dlfcn.h>
 #endif
@@ -45,13 +45,12 @@ enum {
 };
 #define DEFAULT_MAX_MEMORY (1LL << 30) /* bytes of memory an exercise's test may take (--max-memory) */
 
-
 /* ==== per-test fixture ================================================================== */
 
 Ctx *test_ctx;
 static long long output_limit; /* see limit_output */
 static long long memory_limit; /* see limit_memory */
-static const char *probing; /* while probing: the id of the exercise being probed, e.g. "1.2" */
+static const char *probing;    /* while probing: the id of the exercise being probed, e.g. "1.2" */
 
 /* ---- sanitizer reports (SANITIZE=1) ------------------------------------------------------
  * A sanitizer's report ends the test's process. Its options are compiled in, so that it exits
@@ -64,7 +63,9 @@ const char *__asan_default_options(void);
 const char *__ubsan_default_options(void);
 /* weak: a test program may need options of its own (test_bad_input.c: malloc may return NULL) */
 __attribute__((weak)) const char *__asan_default_options(void) { return "exitcode=87"; }
-__attribute__((weak)) const char *__ubsan_default_options(void) { return "exitcode=87:halt_on_error=1:print_stacktrace=1"; }
+__attribute__((weak)) const char *__ubsan_default_options(void) {
+    return "exitcode=87:halt_on_error=1:print_stacktrace=1";
+}
 #ifdef UNDER_ASAN
 void __sanitizer_set_report_path(const char *path);
 void __sanitizer_set_death_callback(void (*callback)(void));
@@ -84,8 +85,7 @@ static void sanitizer_died(void) {
     const char *key = strstr(text, "runtime error:");
     if (key)
         while (key > text && key[-1] != '\n') key--;
-    else if ((key = strstr(text, "SUMMARY: ")))
-        key += strlen("SUMMARY: ");
+    else if ((key = strstr(text, "SUMMARY: "))) key += strlen("SUMMARY: ");
     if (key) snprintf(line, sizeof line, "%.*s", (int)strcspn(key, "\n"), key);
     ck_abort_msg("[memory] a memory or undefined-behaviour error, found by the sanitizers: %s",
                  *line ? line : "their report, printed above, names the line");
@@ -230,18 +230,19 @@ char *format_literal(const float *v, const int64_t *shape, int rank, char *buf, 
 }
 
 Tensor *expect_ok_(Tensor *t, const char *expr, const char *file, int line) {
-    if (!t) _ck_assert_failed(file, line, "Failed", "%s returned NULL: %s", expr,
-                              tensor_error() ? tensor_error() : "(no error recorded)");
+    if (!t)
+        _ck_assert_failed(file, line, "Failed", "%s returned NULL: %s", expr,
+                          tensor_error() ? tensor_error() : "(no error recorded)");
     return t;
 }
 
-void expect_shape_(const Tensor *t, const int64_t *shape, int rank, const char *what, const char *file,
-                   int line) {
+void expect_shape_(const Tensor *t, const int64_t *shape, int rank, const char *what, const char *file, int line) {
     char got[SHAPE_STR_MAX], want[SHAPE_STR_MAX];
     if (!t) _ck_assert_failed(file, line, "Failed", "%s: got NULL (%s)", what, tensor_error() ? tensor_error() : "");
     if (!shape_equal(t->shape, t->rank, shape, rank))
         _ck_assert_failed(file, line, "Failed", "%s: shape is %s, expected %s", what,
-                          shape_format(t->shape, t->rank, got, sizeof got), shape_format(shape, rank, want, sizeof want));
+                          shape_format(t->shape, t->rank, got, sizeof got),
+                          shape_format(shape, rank, want, sizeof want));
 }
 
 static bool close_enough(float got, float want, float tol) {
@@ -267,33 +268,40 @@ void expect_sums(const float *got, const float *want, int64_t n, int64_t terms, 
     for (int64_t j = n; j < n + OUTPUT_GUARD; j++)
         if (got[j] != fill) return;
     for (int64_t j = 0; j < n; j++)
-        ck_assert_msg(got[j] != fill, "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
-                      "call)", what, (long long)j, (double)fill);
+        ck_assert_msg(got[j] != fill,
+                      "%s: out[%lld] was never written (it still holds %g, the garbage out held before the "
+                      "call)",
+                      what, (long long)j, (double)fill);
     for (int64_t j = 0; j < n; j++) {
         if (close_enough(got[j], want[j], tol)) continue;
-        ck_assert_msg(fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill), "%s: out[%lld] is %g: the %g out held before "
-                      "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
-                      "holds", what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
+        ck_assert_msg(
+            fabsf(got[j] - fill - want[j]) > 1e-3f * fabsf(fill),
+            "%s: out[%lld] is %g: the %g out held before "
+            "the call plus the sum, %g. out holds garbage when you get it: start each sum at 0, not at what out "
+            "holds",
+            what, (long long)j, (double)got[j], (double)fill, (double)want[j]);
         ck_assert_msg(!all_whole(got, n) || all_whole(want, n) || fabsf(got[j] - want[j]) >= (float)terms,
                       "%s: out[%lld] is %g, expected %g: every sum came out a whole number, but the values summed have "
-                      "fractions. Is the sum kept in an int? Keep it in a float", what, (long long)j, (double)got[j],
-                      (double)want[j]);
+                      "fractions. Is the sum kept in an int? Keep it in a float",
+                      what, (long long)j, (double)got[j], (double)want[j]);
         return;
     }
 }
 
 void expect_read_inside(const float *got, const float *want, int64_t n, const char *what) {
     for (int64_t j = 0; j < n; j++)
-        ck_assert_msg(!isnan(got[j]) || isnan(want[j]), "%s: element %lld is nan where %g was expected. The inputs hold no "
+        ck_assert_msg(!isnan(got[j]) || isnan(want[j]),
+                      "%s: element %lld is nan where %g was expected. The inputs hold no "
                       "nan, but the memory around them does (in make test and in the grader alike), so the code read "
                       "outside an input: an index past its end or before its start, or a read along a dimension of "
-                      "size 0, which has nothing to read", what, (long long)j, (double)want[j]);
+                      "size 0, which has nothing to read",
+                      what, (long long)j, (double)want[j]);
 }
 
 /* Fails at the first element that differs, naming it by its index in `shape` (or by its flat
  * index when shape is NULL) and printing both arrays, as nested literals when shape is known. */
-static void expect_close(const float *got, const float *expected, int64_t n, const int64_t *shape, int rank,
-                         float tol, const char *what, const char *file, int line) {
+static void expect_close(const float *got, const float *expected, int64_t n, const int64_t *shape, int rank, float tol,
+                         const char *what, const char *file, int line) {
     for (int64_t i = 0; i < n; i++) {
         if (close_enough(got[i], expected[i], tol)) continue;
         char g[512], e[512], where[SHAPE_STR_MAX + 16];
@@ -318,18 +326,18 @@ static void expect_close(const float *got, const float *expected, int64_t n, con
         format_floats(&got[i], 1, value, sizeof value);
         format_floats(&expected[i], 1, want, sizeof want);
         value[strlen(value) - 1] = want[strlen(want) - 1] = '\0'; /* drop the brackets */
-        _ck_assert_failed(file, line, "Failed", "%s: %s is %s, expected %s\n    got      %s\n    expected %s", what, where,
-                          value + 1, want + 1, g, e);
+        _ck_assert_failed(file, line, "Failed", "%s: %s is %s, expected %s\n    got      %s\n    expected %s", what,
+                          where, value + 1, want + 1, g, e);
     }
 }
 
-void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
-                   const char *file, int line) {
+void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what, const char *file,
+                   int line) {
     expect_close(got, expected, n, NULL, 0, tol, what, file, line);
 }
 
-void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what,
-                    const char *file, int line) {
+void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what, const char *file,
+                    int line) {
     if (!t) _ck_assert_failed(file, line, "Failed", "%s: got NULL (%s)", what, tensor_error() ? tensor_error() : "");
     int64_t numel = tensor_numel(t);
     char s[SHAPE_STR_MAX];
@@ -363,20 +371,26 @@ void expect_output_(float *buf, int64_t n, float marker, const float *expected, 
                     const char *file, int line) {
     for (int64_t i = n; i < n + OUTPUT_GUARD; i++)
         if (buf[i] != marker)
-            _ck_assert_failed(file, line, "Failed", "%s: wrote past the end of the output: element %" PRId64
-                              " was written, but the output has %" PRId64 " floats", what, i, n);
+            _ck_assert_failed(file, line, "Failed",
+                              "%s: wrote past the end of the output: element %" PRId64
+                              " was written, but the output has %" PRId64 " floats",
+                              what, i, n);
     for (int64_t i = 0; i < n; i++) {
         if (close_enough(buf[i], expected[i], tol)) continue;
         /* the marker is what the output held before the call: an element that still holds it
          * was never written, one that holds it plus the answer was added to without a start */
         if (buf[i] == marker || (isnan(marker) && isnan(buf[i])))
-            _ck_assert_failed(file, line, "Failed", "%s: element %" PRId64 " was never written (it still holds %g, what the "
-                              "output held before the call)", what, i, (double)marker);
+            _ck_assert_failed(file, line, "Failed",
+                              "%s: element %" PRId64 " was never written (it still holds %g, what the "
+                              "output held before the call)",
+                              what, i, (double)marker);
         if (marker != 0.0f && fabsf(buf[i] - expected[i] - marker) <= 1e-3f * fabsf(marker)) {
             char hinted[1024];
-            snprintf(hinted, sizeof hinted, "%s (the output held %g everywhere before the call, and this is that %g plus "
+            snprintf(hinted, sizeof hinted,
+                     "%s (the output held %g everywhere before the call, and this is that %g plus "
                      "the answer: the output is not zeroed for you, so give each element its starting value, 0 for a "
-                     "sum, before adding into it)", what, (double)marker, (double)marker);
+                     "sum, before adding into it)",
+                     what, (double)marker, (double)marker);
             expect_close(buf, expected, n, NULL, 0, tol, hinted, file, line);
         }
         expect_close(buf, expected, n, NULL, 0, tol, what, file, line);
@@ -691,18 +705,22 @@ static void explain(const char *msg, char *buf, size_t size, const char **kind) 
     int code, sig;
     if (sscanf(msg, "Early exit with return value %d", &code) == 1 && code == EXIT_SANITIZER) {
         *kind = "memory";
-        snprintf(buf, size, "a memory or undefined-behaviour error, found by the sanitizers: their report, printed "
+        snprintf(buf, size,
+                 "a memory or undefined-behaviour error, found by the sanitizers: their report, printed "
                  "above, names the line");
     } else if (sscanf(msg, "Early exit with return value %d", &code) == 1) {
         *kind = "exited";
-        snprintf(buf, size, "stopped the test before it finished, exiting with status %d (a call to exit() or "
-                 "_exit()? Under SANITIZE=1, a sanitizer report in the test's output says what went wrong)", code);
+        snprintf(buf, size,
+                 "stopped the test before it finished, exiting with status %d (a call to exit() or "
+                 "_exit()? Under SANITIZE=1, a sanitizer report in the test's output says what went wrong)",
+                 code);
     } else if (sscanf(msg, "Received signal %d", &sig) == 1 && sig == SIGXFSZ) {
         *kind = "output";
         snprintf(buf, size, "wrote more than %lld bytes of output and was stopped", output_limit);
     } else if (sscanf(msg, "Received signal %d", &sig) == 1 && sig == SIGABRT) {
         *kind = "crashed";
-        snprintf(buf, size, "crashed: %s. abort() was called: an assert() failed, or the C library found the heap "
+        snprintf(buf, size,
+                 "crashed: %s. abort() was called: an assert() failed, or the C library found the heap "
                  "corrupted (a write outside a malloc'd array, a pointer freed twice); the test's output says which",
                  msg);
     } else if (sscanf(msg, "Received signal %d", &sig) == 1) {
@@ -710,8 +728,10 @@ static void explain(const char *msg, char *buf, size_t size, const char **kind) 
         char limit[96] = "";
         if (memory_limit)
             snprintf(limit, sizeof limit, " (malloc returns NULL once a test has %lld MB)", memory_limit >> 20);
-        snprintf(buf, size, "crashed: %s. A crash in an exercise is most often a read or a write outside an array, or "
-                 "through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line", msg, limit);
+        snprintf(buf, size,
+                 "crashed: %s. A crash in an exercise is most often a read or a write outside an array, or "
+                 "through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line",
+                 msg, limit);
     } else if (strstr(msg, "timeout")) {
         *kind = "timeout";
         snprintf(buf, size, "did not finish within %u s (an endless loop?)", scaled_seconds(EXERCISE_TEST_SECONDS));
@@ -755,10 +775,11 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     Status *status = calloc((size_t)n, sizeof *status);
     const char **kind = calloc((size_t)n, sizeof *kind);
     int *failures = calloc((size_t)n, sizeof *failures);
-    char (*message)[1024] = calloc((size_t)n, sizeof *message);
+    typedef char Message[1024], More[2048], Names[128]; /* one of each per exercise */
+    Message *message = calloc((size_t)n, sizeof *message);
     enum { MORE_SHOWN = 2 }; /* further failures shown under the first, one line each */
-    char (*more)[2048] = calloc((size_t)n, sizeof *more);
-    char (*names)[128] = calloc((size_t)n, sizeof *names);
+    More *more = calloc((size_t)n, sizeof *more);
+    Names *names = calloc((size_t)n, sizeof *names);
     int *exercise_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *exercise_of);
     if (!status || !kind || !failures || !message || !more || !names || !exercise_of) {
         free(status), free(kind), free(failures), free(message), free(more), free(names), free(exercise_of);
@@ -778,8 +799,10 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
             status[i] = FAILED;
             failures[i] = 1;
             kind[i] = "timeout";
-            snprintf(message[i], sizeof message[i], "did not finish within %u s on a small input (an endless loop?); "
-                     "its tests were not run", scaled_seconds(PROBE_SECONDS));
+            snprintf(message[i], sizeof message[i],
+                     "did not finish within %u s on a small input (an endless loop?); "
+                     "its tests were not run",
+                     scaled_seconds(PROBE_SECONDS));
             continue;
         }
         TCase *tc = tcase_create(names[i]); /* Check prints this name beside each failure */
@@ -843,8 +866,8 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
             for (char *c = message[i]; *c; c++)
                 if (*c == '\n' || *c == '\t') *c = ' ';
             const char *k = status[i] == DONE ? "passed" : status[i] == TODO ? "todo" : kind[i];
-            fprintf(f, "exercise\t%s\t%d\t%s\t%s\t%s\t%s\n", exercises[i].id, exercises[i].points, status_name[status[i]], k,
-                    exercises[i].title, message[i]);
+            fprintf(f, "exercise\t%s\t%d\t%s\t%s\t%s\t%s\n", exercises[i].id, exercises[i].points,
+                    status_name[status[i]], k, exercises[i].title, message[i]);
         }
         fclose(f);
     }

@@ -24,10 +24,10 @@ int run_core_tests(int argc, char **argv, Suite *suite);
 #define MAX_TESTS_PER_EXERCISE 8
 
 typedef struct {
-    const char *id;    /* "1.2": the same id in the stub, the docs and the report */
-    const char *title; /* what the student implements */
-    int points;        /* points are declared here and nowhere else */
-    void (*probe)(void); /* calls the exercise once on a typical input, to detect TODO */
+    const char *id;                             /* "1.2": the same id in the stub, the docs and the report */
+    const char *title;                          /* what the student implements */
+    int points;                                 /* points are declared here and nowhere else */
+    void (*probe)(void);                        /* calls the exercise once on a typical input, to detect TODO */
     const TTest *tests[MAX_TESTS_PER_EXERCISE]; /* NULL-terminated */
 } Exercise;
 
@@ -109,10 +109,10 @@ uint64_t test_seed(void);
 
 Tensor *expect_ok_(Tensor *t, const char *expr, const char *file, int line);
 void expect_shape_(const Tensor *t, const int64_t *shape, int rank, const char *what, const char *file, int line);
-void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what,
-                    const char *file, int line);
-void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what,
-                   const char *file, int line);
+void expect_values_(const Tensor *t, const float *expected, int64_t n, float tol, const char *what, const char *file,
+                    int line);
+void expect_array_(const float *got, const float *expected, int64_t n, float tol, const char *what, const char *file,
+                   int line);
 void expect_error_(const char *needle, const char *what, const char *file, int line);
 
 /* Fails unless gradcheck (common/gradcheck.h) passes fn at inputs, with the course's default

@@ -80,7 +80,8 @@ static void start_runner(void) {
     int calls[2], replies[2], status[2];
     if (pipe(calls) != 0 || pipe(replies) != 0 || pipe(status) != 0)
         fail_test("crashed", "the grader could not start the student's program: %s", strerror(errno));
-    for (int i = 0; i < 2; i++) calls[i] = high_dup(calls[i]), replies[i] = high_dup(replies[i]), status[i] = high_dup(status[i]);
+    for (int i = 0; i < 2; i++)
+        calls[i] = high_dup(calls[i]), replies[i] = high_dup(replies[i]), status[i] = high_dup(status[i]);
     signal(SIGPIPE, SIG_IGN); /* a runner that has died is noticed by the write's error, below */
     fflush(NULL);
     pid_t pid = fork();
@@ -94,10 +95,14 @@ static void start_runner(void) {
         snprintf(output, sizeof output, "%lld", config.max_output);
         /* AddressSanitizer reserves terabytes of address space: no address-space limit there */
         snprintf(memory, sizeof memory, "%lld", strcmp(config.profile, "runner-asan") ? config.max_memory : 0);
-        snprintf(seconds, sizeof seconds, "%u", harness_test_seconds() + 5); /* a backstop: the test's own limit comes first */
-        char *argv[] = {(char *)config.sandbox, "run", "--profile", (char *)config.profile, "--ro", (char *)config.runner,
-                        "--time", seconds, "--memory", memory, "--output", output, "--keep-fd", "3", "--keep-fd", "4",
-                        "--status-fd", "5", "--", (char *)config.runner, NULL};
+        /* a backstop: the test's own limit comes first */
+        snprintf(seconds, sizeof seconds, "%u", harness_test_seconds() + 5);
+        /* clang-format off */
+        char *argv[] = {(char *)config.sandbox, "run", "--profile", (char *)config.profile,
+                        "--ro", (char *)config.runner, "--time", seconds, "--memory", memory, "--output", output,
+                        "--keep-fd", "3", "--keep-fd", "4", "--status-fd", "5",
+                        "--", (char *)config.runner, NULL};
+        /* clang-format on */
         execv(config.sandbox, argv);
         _exit(126);
     }
@@ -143,28 +148,36 @@ static void runner_gone(void) {
     if (sscanf(line, "signal %d", &sig) == 1) {
         const char *name = strsignal(sig);
         if (sig == SIGABRT)
-            fail_test("crashed", "crashed: received signal %d (%s). abort() was called: an assert() failed, or the C library "
-                 "found the heap corrupted (a write outside a malloc'd array, a pointer freed twice); the test's "
-                 "output says which", sig, name);
+            fail_test("crashed",
+                      "crashed: received signal %d (%s). abort() was called: an assert() failed, or the C library "
+                      "found the heap corrupted (a write outside a malloc'd array, a pointer freed twice); the test's "
+                      "output says which",
+                      sig, name);
         char limit[96] = "";
         if (config.max_memory > 0 && strcmp(config.profile, "runner-asan") != 0)
             snprintf(limit, sizeof limit, " (malloc returns NULL once a test has %lld MB)", config.max_memory >> 20);
-        fail_test("crashed", "crashed: received signal %d (%s). A crash in an exercise is most often a read or a write outside "
-             "an array, or through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line", sig, name, limit);
+        fail_test("crashed",
+                  "crashed: received signal %d (%s). A crash in an exercise is most often a read or a write outside "
+                  "an array, or through a NULL pointer%s; make lessonN test SANITIZE=1 points at the line",
+                  sig, name, limit);
     }
     if (sscanf(line, "exit %d", &code) == 1 && code == EXIT_SANITIZER && strcmp(config.profile, "runner-asan") == 0)
-        fail_test("memory", "a memory or undefined-behaviour error, found by the sanitizers (their report, in the test's "
-             "output, names the line)");
+        fail_test("memory",
+                  "a memory or undefined-behaviour error, found by the sanitizers (their report, in the test's "
+                  "output, names the line)");
     if (sscanf(line, "exit %d", &code) == 1)
-        fail_test("exited", "stopped the test before it finished, exiting with status %d (a call to exit() or _exit()? "
-             "Under SANITIZE=1, a sanitizer report in the test's output says what went wrong)", code);
+        fail_test("exited",
+                  "stopped the test before it finished, exiting with status %d (a call to exit() or _exit()? "
+                  "Under SANITIZE=1, a sanitizer report in the test's output says what went wrong)",
+                  code);
     if (!strncmp(line, "output", 6))
         fail_test("output", "wrote more than %lld bytes of output and was stopped", config.max_output);
     if (!strncmp(line, "timeout", 7))
         fail_test("timeout", "did not finish within %u s (an endless loop?)", harness_test_seconds());
     if (!strncmp(line, "error", 5))
         fail_test("crashed", "the sandbox could not run the student's program: %.80s", line + 6);
-    fail_test("crashed", "stopped answering the grader: the student's program closed the grader's pipe, or wrote to it");
+    fail_test("crashed",
+              "stopped answering the grader: the student's program closed the grader's pipe, or wrote to it");
 }
 
 static void write_all(const void *p, size_t n) {
@@ -232,7 +245,8 @@ static void bad_reply(void) {
 static Reply receive(void) {
     WireHeader h;
     read_all(&h, sizeof h);
-    if ((h.kind != WIRE_RESULT && h.kind != WIRE_GRADS && h.kind != WIRE_TODO) || h.length > WIRE_MAX_MESSAGE) bad_reply();
+    if ((h.kind != WIRE_RESULT && h.kind != WIRE_GRADS && h.kind != WIRE_TODO) || h.length > WIRE_MAX_MESSAGE)
+        bad_reply();
     Reply r = {malloc(h.length ? h.length : 1), NULL, NULL, h.kind};
     if (!r.data) fail_test("crashed", "the grader ran out of memory for a reply");
     read_all(r.data, h.length);
@@ -304,7 +318,8 @@ void remote_begin(RemoteCall *c, const char *exercise_id) {
 }
 
 static RemoteArg *next_arg(RemoteCall *c) {
-    if (c->n_args >= WIRE_MAX_ARGS) ck_abort_msg("test_calls.c: more than %d arguments in exercise %s", WIRE_MAX_ARGS, c->id);
+    if (c->n_args >= WIRE_MAX_ARGS)
+        ck_abort_msg("test_calls.c: more than %d arguments in exercise %s", WIRE_MAX_ARGS, c->id);
     return &c->args[c->n_args++];
 }
 
@@ -362,9 +377,13 @@ void remote_tensor(RemoteCall *c, Tensor *t) {
 
 static size_t element_size(uint32_t type) {
     switch (type) {
-    case ARG_INT: case ARG_INTS: return sizeof(int);
-    case ARG_I64: case ARG_I64S: return sizeof(int64_t);
-    case ARG_FLOAT: case ARG_FLOATS: case ARG_TENSOR: return sizeof(float);
+    case ARG_INT:
+    case ARG_INTS: return sizeof(int);
+    case ARG_I64:
+    case ARG_I64S: return sizeof(int64_t);
+    case ARG_FLOAT:
+    case ARG_FLOATS:
+    case ARG_TENSOR: return sizeof(float);
     case ARG_BYTES: return 1;
     default: return 0;
     }
@@ -407,7 +426,8 @@ static Reply call(RemoteCall *c) {
         if (take_u64(&r) != a->count) bad_reply();
         size_t bytes = (size_t)a->count * element_size(a->type);
         const void *data = take(&r, bytes);
-        if (bytes && memcmp(a->back, data, bytes) != 0) memcpy(a->back, data, bytes); /* a const literal stays untouched */
+        if (bytes && memcmp(a->back, data, bytes) != 0)
+            memcpy(a->back, data, bytes); /* a const literal stays untouched */
     }
     return r;
 }
@@ -511,7 +531,8 @@ Tensor *remote_call_tensor(RemoteCall *c) {
         if (shape_numel(nodes[k].shape, nodes[k].rank) < 0) bad_reply();
         nodes[k].requires_grad = take_u8(&r) != 0;
         memcpy(&nodes[k].arg, take(&r, 4), 4);
-        if (nodes[k].arg < -1 || nodes[k].arg >= c->n_args || (nodes[k].arg >= 0 && c->args[nodes[k].arg].type != ARG_TENSOR))
+        if (nodes[k].arg < -1 || nodes[k].arg >= c->n_args ||
+            (nodes[k].arg >= 0 && c->args[nodes[k].arg].type != ARG_TENSOR))
             bad_reply();
         nodes[k].n_inputs = take_u32(&r);
         if (nodes[k].n_inputs > TENSOR_MAX_INPUTS) bad_reply();
@@ -542,8 +563,9 @@ Tensor *remote_call_tensor(RemoteCall *c) {
             continue;
         }
         if (shape_numel(nodes[k].shape, nodes[k].rank) > MAX_PLACEHOLDER)
-            fail_test("crashed", "returned a tensor whose tape holds one of %lld elements, more than the grader carries",
-                 (long long)shape_numel(nodes[k].shape, nodes[k].rank));
+            fail_test("crashed",
+                      "returned a tensor whose tape holds one of %lld elements, more than the grader carries",
+                      (long long)shape_numel(nodes[k].shape, nodes[k].rank));
         Tensor *t = tensor_zeros(ctx, nodes[k].shape, nodes[k].rank);
         size_t op_size = strlen(nodes[k].op) + 1;
         char *op = ctx_alloc(ctx, op_size);

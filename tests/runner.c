@@ -142,9 +142,13 @@ static uint64_t take_u64(Reader *r) {
 
 static size_t element_size(uint32_t type) {
     switch (type) {
-    case ARG_INT: case ARG_INTS: return sizeof(int);
-    case ARG_I64: case ARG_I64S: return sizeof(int64_t);
-    case ARG_FLOAT: case ARG_FLOATS: case ARG_TENSOR: return sizeof(float);
+    case ARG_INT:
+    case ARG_INTS: return sizeof(int);
+    case ARG_I64:
+    case ARG_I64S: return sizeof(int64_t);
+    case ARG_FLOAT:
+    case ARG_FLOATS:
+    case ARG_TENSOR: return sizeof(float);
     case ARG_BYTES: return 1;
     default: return 0;
     }

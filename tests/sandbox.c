@@ -149,7 +149,8 @@ static bool namespaces_work(void) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
         if (geteuid() == 0 && !drop_to_run_uid()) _exit(1);
-        execl(bwrap, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true", (char *)NULL);
+        execl(bwrap, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true",
+              (char *)NULL);
         _exit(1);
     }
     return exited_zero(pid);
@@ -190,6 +191,7 @@ static int rule(scmp_filter_ctx f, uint32_t action, int syscall, unsigned index,
 static scmp_filter_ctx runner_filter(Profile profile, pid_t self) {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!f) return NULL;
+    /* clang-format off */
     static const int plain[] = {
         SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(fstat),
         SCMP_SYS(newfstatat), SCMP_SYS(lseek), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
@@ -203,6 +205,7 @@ static scmp_filter_ctx runner_filter(Profile profile, pid_t self) {
         SCMP_SYS(wait4), SCMP_SYS(waitid), /* bubblewrap's init, which waits for the runner, runs under the filter too */
         SCMP_SYS(execve), /* once: the exec of the runner itself (the filter is installed before it) */
     };
+    /* clang-format on */
     int rc = 0;
     for (size_t i = 0; i < sizeof plain / sizeof *plain && rc == 0; i++) rc = allow(f, plain[i]);
     /* limits may be read, never raised */
@@ -221,11 +224,13 @@ static scmp_filter_ctx runner_filter(Profile profile, pid_t self) {
         /* AddressSanitizer's runtime reads /proc/self/maps and the like, and the dynamic loader
          * its libraries: files may be opened for reading. Only where the file system is the
          * sandbox's own (namespaces) or hides the grader's files (uid). */
+        /* clang-format off */
         static const int asan[] = {SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(prctl),
                                    SCMP_SYS(sched_getaffinity), SCMP_SYS(getcwd), SCMP_SYS(mincore), SCMP_SYS(access),
                                    SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(statx), SCMP_SYS(getppid),
                                    SCMP_SYS(pread64), SCMP_SYS(ioctl), SCMP_SYS(fcntl), SCMP_SYS(dup),
                                    SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid)};
+        /* clang-format on */
         for (size_t i = 0; i < sizeof asan / sizeof *asan && rc == 0; i++) rc = allow(f, asan[i]);
         const scmp_datum_t writes = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
         if (rc == 0) rc = rule(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 2, SCMP_CMP_MASKED_EQ, writes, 0);
@@ -242,6 +247,7 @@ static scmp_filter_ctx runner_filter(Profile profile, pid_t self) {
 static scmp_filter_ctx compile_filter(void) {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
     if (!f) return NULL;
+    /* clang-format off */
     static const int denied[] = {
         SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
         SCMP_SYS(umount2), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
@@ -252,12 +258,12 @@ static scmp_filter_ctx compile_filter(void) {
         SCMP_SYS(acct), SCMP_SYS(quotactl), SCMP_SYS(fanotify_init), SCMP_SYS(settimeofday),
         SCMP_SYS(clock_settime), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
     };
+    /* clang-format on */
     int rc = 0;
     for (size_t i = 0; i < sizeof denied / sizeof *denied && rc == 0; i++)
         rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
     /* sockets of the local kind only (no network, whatever the namespaces) */
-    if (rc == 0)
-        rc = rule(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0, SCMP_CMP_NE, (scmp_datum_t)AF_UNIX, 0);
+    if (rc == 0) rc = rule(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 0, SCMP_CMP_NE, (scmp_datum_t)AF_UNIX, 0);
     /* no typing into the grader's terminal */
     if (rc == 0) rc = rule(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_CMP_EQ, TIOCSTI, 0);
     if (rc != 0) {
@@ -366,9 +372,11 @@ static void exec_in_sandbox(Mode mode, const Options *o, int out_fd, int err_fd,
         int n = 0;
         const int max = 512;
         add_arg(argv, &n, max, "bwrap");
+        /* clang-format off */
         const char *fixed[] = {"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--setenv", "PATH",
                                "/usr/bin:/bin", "--setenv", "LC_ALL", "C", "--uid", "65534", "--gid", "65534",
                                "--hostname", "sandbox", "--dev", "/dev"};
+        /* clang-format on */
         for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) add_arg(argv, &n, max, fixed[i]);
         if (o->profile != PROFILE_RUNNER) {
             bind_system(argv, &n, max);
@@ -520,7 +528,8 @@ static int run(Mode mode, const Options *o) {
     } else {
         code = WEXITSTATUS(status);
         /* bubblewrap reports a program killed by signal N as exit 128 + N */
-        if (mode == MODE_NAMESPACES && code > 128 && code < 128 + 65) snprintf(line, sizeof line, "signal %d\n", code - 128);
+        if (mode == MODE_NAMESPACES && code > 128 && code < 128 + 65)
+            snprintf(line, sizeof line, "signal %d\n", code - 128);
         else if (code == EXIT_SANDBOX) snprintf(line, sizeof line, "error the sandbox could not be made\n");
         else snprintf(line, sizeof line, "exit %d\n", code);
     }
@@ -537,7 +546,8 @@ static int run(Mode mode, const Options *o) {
  * the compiler's profile, which opens files. */
 static bool readable_inside(Mode mode, const char *path) {
     Options o = {.profile = PROFILE_COMPILE, .scratch_size = 1 << 20, .output = 4096, .seconds = 10, .status_fd = -1};
-    char *program[] = {"/bin/sh", "-c", "test -r \"$1\" || { test -d \"$1\" && test -x \"$1\"; }", "sh", (char *)path, NULL};
+    char *program[] = {"/bin/sh", "-c",         "test -r \"$1\" || { test -d \"$1\" && test -x \"$1\"; }",
+                       "sh",      (char *)path, NULL};
     o.program = program;
     pid_t pid = fork();
     if (pid == 0) {
@@ -567,19 +577,24 @@ static int describe(int argc, char **argv) {
     size_t used = 0;
     const char *forced = getenv("GRADE_SANDBOX");
     if (mode == MODE_NONE)
-        used += (size_t)snprintf(missing + used, sizeof missing - used, "; NOT ISOLATED: %s, so the compiler can read "
-                                 "whatever you can", forced && !strcmp(forced, "none") ? "GRADE_SANDBOX=none"
-                                                                                      : "no user namespaces and not root");
+        used += (size_t)snprintf(missing + used, sizeof missing - used,
+                                 "; NOT ISOLATED: %s, so the compiler can read "
+                                 "whatever you can",
+                                 forced && !strcmp(forced, "none") ? "GRADE_SANDBOX=none"
+                                                                   : "no user namespaces and not root");
     if (!seccomp)
         used += (size_t)snprintf(missing + used, sizeof missing - used, "; NOT ISOLATED: seccomp is not available");
     for (int i = 0; i < argc && used < sizeof missing; i++) {
         if (strcmp(argv[i], "--hidden") != 0 || i + 1 >= argc) fail("describe takes --hidden PATH, got '%s'", argv[i]);
         const char *path = argv[++i];
         if (mode != MODE_NONE && readable_inside(mode, path))
-            used += (size_t)snprintf(missing + used, sizeof missing - used, "; NOT ISOLATED: the sandbox can read %s "
-                                     "(chmod o= it)", path);
+            used += (size_t)snprintf(missing + used, sizeof missing - used,
+                                     "; NOT ISOLATED: the sandbox can read %s "
+                                     "(chmod o= it)",
+                                     path);
     }
-    const char *what = mode == MODE_NAMESPACES ? "namespaces (bubblewrap: own file system, no network, own pids), uid 65534"
+    const char *what = mode == MODE_NAMESPACES
+                           ? "namespaces (bubblewrap: own file system, no network, own pids), uid 65534"
                        : mode == MODE_UID ? "uid of its own (no user namespaces here: the grader's files are hidden by "
                                             "their permissions only)"
                                           : "none";
@@ -590,10 +605,11 @@ static int describe(int argc, char **argv) {
 /* ==== main ================================================================================= */
 
 static void usage(void) {
-    fprintf(stderr, "usage: sandbox describe [--hidden PATH]...\n"
-                    "       sandbox run --profile compile|runner|runner-asan [--ro PATH] [--scratch PATH] [--scratch-size B]\n"
-                    "                   [--chdir DIR] [--time S] [--memory B] [--output B] [--keep-fd N] [--status-fd N]\n"
-                    "                   -- PROGRAM [ARG]...\n");
+    fprintf(stderr,
+            "usage: sandbox describe [--hidden PATH]...\n"
+            "       sandbox run --profile compile|runner|runner-asan [--ro PATH] [--scratch PATH] [--scratch-size B]\n"
+            "                   [--chdir DIR] [--time S] [--memory B] [--output B] [--keep-fd N] [--status-fd N]\n"
+            "                   -- PROGRAM [ARG]...\n");
     exit(EXIT_SANDBOX);
 }
 
@@ -602,7 +618,8 @@ int main(int argc, char **argv) {
     run_uid = pick_uid();
     if (!strcmp(argv[1], "describe")) return describe(argc - 2, argv + 2);
     if (strcmp(argv[1], "run") != 0) usage();
-    Options o = {.profile = PROFILE_COMPILE, .scratch_size = 64LL << 20, .output = 1000000, .seconds = 60, .status_fd = -1};
+    Options o = {
+        .profile = PROFILE_COMPILE, .scratch_size = 64LL << 20, .output = 1000000, .seconds = 60, .status_fd = -1};
     bool profile_given = false;
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {

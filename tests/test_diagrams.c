@@ -32,9 +32,10 @@ static Diagram *make(DiagramMaker maker, const char *name) {
 
 /* Fails unless `part` has exactly n cells, cell k at (k / cols, k % cols), with link links[k]
  * and, unless values is NULL, value values[k]. */
-#define EXPECT_CELLS(d, part, n, cols, links, values) expect_cells_((d), (part), (n), (cols), (links), (values), __FILE__, __LINE__)
-static void expect_cells_(const Diagram *d, const char *part, int n, int cols, const int64_t *links, const float *values,
-                          const char *file, int line) {
+#define EXPECT_CELLS(d, part, n, cols, links, values) \
+    expect_cells_((d), (part), (n), (cols), (links), (values), __FILE__, __LINE__)
+static void expect_cells_(const Diagram *d, const char *part, int n, int cols, const int64_t *links,
+                          const float *values, const char *file, int line) {
     ck_assert_msg(diagram_count(d, part) == n, "%s:%d: part %s has %d cells, expected %d", file, line, part,
                   diagram_count(d, part), n);
     for (int k = 0; k < n; k++) {
@@ -49,12 +50,13 @@ static void expect_cells_(const Diagram *d, const char *part, int n, int cols, c
 }
 
 #define EXPECT_LABEL(d, part, row, col, text) expect_label_((d), (part), (row), (col), (text), __FILE__, __LINE__)
-static void expect_label_(const Diagram *d, const char *part, int64_t row, int64_t col, const char *text, const char *file,
-                          int line) {
+static void expect_label_(const Diagram *d, const char *part, int64_t row, int64_t col, const char *text,
+                          const char *file, int line) {
     const DiagramCell *c = diagram_find(d, part, row, col);
-    ck_assert_msg(c != NULL, "%s:%d: part %s has no cell (%lld,%lld)", file, line, part, (long long)row, (long long)col);
-    ck_assert_msg(strcmp(c->label, text) == 0, "%s:%d: %s cell (%lld,%lld) says \"%s\", expected \"%s\"", file, line, part,
-                  (long long)row, (long long)col, c->label, text);
+    ck_assert_msg(c != NULL, "%s:%d: part %s has no cell (%lld,%lld)", file, line, part, (long long)row,
+                  (long long)col);
+    ck_assert_msg(strcmp(c->label, text) == 0, "%s:%d: %s cell (%lld,%lld) says \"%s\", expected \"%s\"", file, line,
+                  part, (long long)row, (long long)col, c->label, text);
 }
 
 #define EXPECT_NOTE(d, name, text) expect_note_((d), (name), (text), __FILE__, __LINE__)
@@ -286,7 +288,8 @@ START_TEST(test_diagram_bad_input_is_an_error) {
     }
     ck_assert_int_eq(diagram_cell(d, NULL, 0, 0, 0, -1, 0, "x"), -1);
     EXPECT_ERROR("name \"(NULL)\"", "a NULL part");
-    ck_assert_int_eq(diagram_cell(d, "a", 0, 0, 0, -1, 0, "%s", "a label of more than forty characters, which is too long"), -1);
+    ck_assert_int_eq(
+        diagram_cell(d, "a", 0, 0, 0, -1, 0, "%s", "a label of more than forty characters, which is too long"), -1);
     EXPECT_ERROR("diagram_cell: the text is longer than 39 characters", "a long label");
     ck_assert_int_eq(diagram_cell(d, "a", 0, 0, 0, -1, 0, "two\nlines"), -1);
     EXPECT_ERROR("other than printable ASCII", "a newline");
@@ -315,7 +318,8 @@ START_TEST(test_diagram_bad_input_is_an_error) {
     ck_assert_ptr_null(diagram_note_text(d, NULL));
     /* the makers report a NULL diagram instead of crashing */
     const DiagramMaker makers[] = {broadcast_diagram_reads, broadcast_diagram_grads, reduce_diagram_sum,
-                                   permute_diagram_views, permute_diagram_walk, gather_diagram_rows, bmm_diagram_fold};
+                                   permute_diagram_views,   permute_diagram_walk,    gather_diagram_rows,
+                                   bmm_diagram_fold};
     for (int i = 0; i < 7; i++) {
         tensor_clear_error();
         ck_assert_int_eq(makers[i](NULL), -1);
@@ -324,10 +328,7 @@ START_TEST(test_diagram_bad_input_is_an_error) {
 }
 END_TEST
 
-static Tensor *twice(Tensor *x, void *arg) {
-    (void)arg;
-    return tensor_mul_scalar(x, 2);
-}
+static Tensor *twice(Tensor *x, void *arg) { return (void)arg, tensor_mul_scalar(x, 2); }
 
 START_TEST(test_diagram_probes) {
     float jacobian[9];

@@ -249,8 +249,8 @@ static void run_file(const char *topic, int min_cases) {
     }
     free(line);
     fclose(f);
-    ck_assert_msg(cases >= min_cases, "%s: only %d cases (expected at least %d): regenerate with make golden", path, cases,
-                  min_cases);
+    ck_assert_msg(cases >= min_cases, "%s: only %d cases (expected at least %d): regenerate with make golden", path,
+                  cases, min_cases);
 }
 
 START_TEST(test_golden_broadcast) { run_file("broadcast", 200); }

@@ -17,16 +17,16 @@
 
 #include "harness.h"
 #include "kernels_fast.h"
-#include "simd_stream.h"
 #include "rng.h"
+#include "simd_stream.h"
 
 /* ==== matrices inside guarded buffers ======================================================= */
 
 /* A (rows, cols) view: row-major, column-major (transposed), padded rows, reversed (both
  * strides negative), rows repeated (row stride 0) or columns repeated (column stride 0). */
 enum { ROW_MAJOR, COL_MAJOR, PADDED, REVERSED, ROWS_REPEATED, COLS_REPEATED, LAYOUTS };
-static const char *const layout_name[LAYOUTS] = {"row-major", "column-major", "padded", "reversed",
-                                                 "rows repeated", "columns repeated"};
+static const char *const layout_name[LAYOUTS] = {"row-major", "column-major",  "padded",
+                                                 "reversed",  "rows repeated", "columns repeated"};
 enum { GUARD = 5 }; /* floats before the lowest element and after the highest */
 
 typedef struct {
@@ -73,7 +73,8 @@ static const int64_t *strides_of(const Mat *m) { return m->strides; }
  * tol * (1 + |want|). The message names the case and the first float that differs. */
 static void expect_same(const char *what, const float *got, const float *want, int64_t n, double tol) {
     for (int64_t i = 0; i < n; i++) {
-        bool same = memcmp(&got[i], &want[i], sizeof(float)) == 0 || /* NOLINT(bugprone-suspicious-memory-comparison): the same bits first (nan, -0) */
+        /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): the same bits first (nan, -0) */
+        bool same = memcmp(&got[i], &want[i], sizeof(float)) == 0 ||
                     (tol > 0 && fabs((double)got[i] - (double)want[i]) <= tol * (1.0 + fabs((double)want[i])));
         if (!same)
             ck_abort_msg("%s: float %lld of the buffer is %.9g, the reference kernel gives %.9g%s", what, (long long)i,
@@ -95,10 +96,10 @@ static void expect_no_nan(const char *what, const float *want, int64_t n) {
 }
 
 /* Every setting of COURSE_KERNELS whose table differs from the reference's. */
-#define FOR_EACH_FAST_SETTING(name)                                                                   \
-    for (const char *const *setting_ = test_kernel_modes(); *setting_; setting_++)                    \
-        for (const char *name = use_kernels(*setting_); name; name = NULL) /* NOLINT(bugprone-macro-parentheses): name is declared */ \
-            if (strcmp(name, "reference") != 0)
+#define FOR_EACH_FAST_SETTING(name)                                                \
+    for (const char *const *setting_ = test_kernel_modes(); *setting_; setting_++) \
+        for (const char *(name) = use_kernels(*setting_); (name); (name) = NULL)   \
+            if (strcmp((name), "reference") != 0)
 
 /* Sizes from 1 to past two tiles of lesson 1's (256 x 64), and of the transposing copy's 256
  * rows, with the tails of 8- and 16-wide vectors between (test_transposes: its 128 columns). */
@@ -128,12 +129,17 @@ START_TEST(test_strided_kernels) {
                 expect_same_mat(what, &dst, &want, 0);
                 /* added onto, and summed into a row or a column (a destination stride of 0) */
                 for (int into = 0; into < 3; into++) {
-                    Mat acc = mat_new(&rng, rows, cols, into == 0 ? dst_layout : into == 1 ? ROWS_REPEATED : COLS_REPEATED,
+                    Mat acc = mat_new(&rng, rows, cols,
+                                      into == 0   ? dst_layout
+                                      : into == 1 ? ROWS_REPEATED
+                                                  : COLS_REPEATED,
                                       -1, 1);
                     Mat acc_want = mat_copy(&acc);
                     snprintf(what, sizeof what, "%s kernels, accumulate of (%lld,%lld) from %s into %s", name,
                              (long long)rows, (long long)cols, layout_name[src_layout],
-                             layout_name[into == 0 ? dst_layout : into == 1 ? ROWS_REPEATED : COLS_REPEATED]);
+                             layout_name[into == 0   ? dst_layout
+                                         : into == 1 ? ROWS_REPEATED
+                                                     : COLS_REPEATED]);
                     k->accumulate(2, shape_of(&src), at(&acc), strides_of(&acc), at(&src), strides_of(&src));
                     strided_accumulate_reference(2, shape_of(&src), at(&acc_want), strides_of(&acc_want), at(&src),
                                                  strides_of(&src));
@@ -187,7 +193,8 @@ START_TEST(test_strided_copy_streamed) {
     /* whole 16 x 16 blocks; columns left over in 8s; columns not a multiple of 8; rows not a multiple of 8 */
     const int64_t sizes[][2] = {{ROWS, LD}, {ROWS, ROWS}, {ROWS, 2061}, {2053, LD}};
     float *src = malloc((size_t)ROWS * LD * sizeof(float));
-    float *got = aligned_alloc(64, (size_t)ROWS * LD * sizeof(float)), *want = malloc((size_t)ROWS * LD * sizeof(float));
+    float *got = aligned_alloc(64, (size_t)ROWS * LD * sizeof(float)),
+          *want = malloc((size_t)ROWS * LD * sizeof(float));
     ck_assert(src && got && want);
     for (int64_t i = 0; i < (int64_t)ROWS * LD; i++) src[i] = (float)i;
     for (int s = 0; s < (int)(sizeof sizes / sizeof *sizes); s++) {
@@ -229,7 +236,8 @@ START_TEST(test_strided_copy_streamed_rows) {
             for (int64_t i = 0; i < n + 16; i++) got[i] = -1.0f;
             kernels()->copy(4, shape, got, dst_strides, src, src_strides);
             char what[120];
-            snprintf(what, sizeof what, "%s kernels, copy of a (%d,%d,%d,%lld) head split", name, B, T, H, (long long)d);
+            snprintf(what, sizeof what, "%s kernels, copy of a (%d,%d,%d,%lld) head split", name, B, T, H,
+                     (long long)d);
             expect_same(what, got, want, n, 0);
             for (int64_t i = n; i < n + 16; i++)
                 ck_assert_msg(got[i] == -1.0f, "%s: float %lld past the end was written", what, (long long)i);
@@ -378,7 +386,8 @@ START_TEST(test_softmax_kernels) {
                 Tensor *x = view_of(&rng, rows, d, layout, -30, 30);
                 if (turn % 3 == 0) /* masked scores, as attention's causal mask makes: not all of a row */
                     for (int64_t i = 0; i < rows; i++)
-                        for (int64_t j = 1; j < d; j += 2) tensor_data(x)[i * x->strides[0] + j * x->strides[1]] = -INFINITY;
+                        for (int64_t j = 1; j < d; j += 2)
+                            tensor_data(x)[i * x->strides[0] + j * x->strides[1]] = -INFINITY;
                 float *out = malloc((size_t)n * sizeof(float)), *want = malloc((size_t)n * sizeof(float));
                 ck_assert(out && want);
                 for (int log = 0; log < 2; log++) {
@@ -393,7 +402,8 @@ START_TEST(test_softmax_kernels) {
                     float *g = malloc((size_t)n * sizeof(float)), *gx = malloc((size_t)n * sizeof(float));
                     float *gx_want = malloc((size_t)n * sizeof(float));
                     ck_assert(g && gx && gx_want);
-                    for (int64_t i = 0; i < n; i++) g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
+                    for (int64_t i = 0; i < n; i++)
+                        g[i] = rng_float(&rng, -1, 1), gx[i] = gx_want[i] = rng_float(&rng, -1, 1);
                     k->softmax_backward(log, rows, d, want, g, gx);
                     softmax_backward_reference(log, rows, d, want, g, gx_want);
                     snprintf(what, sizeof what, "%s kernels, %s's backward of (%lld,%lld)", name,
@@ -440,7 +450,8 @@ START_TEST(test_gather_kernel) {
                     int64_t v = tables[t][0], d = tables[t][1], n = counts[c];
                     Tensor *table = view_of(&rng, v, d, layout, -1, 1);
                     int64_t *indices = malloc((size_t)(n > 0 ? n : 1) * sizeof *indices);
-                    float *out = malloc((size_t)(n * d + 1) * sizeof(float)), *want = malloc((size_t)(n * d + 1) * sizeof(float));
+                    float *out = malloc((size_t)(n * d + 1) * sizeof(float)),
+                          *want = malloc((size_t)(n * d + 1) * sizeof(float));
                     ck_assert(indices && out && want);
                     for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1); /* repeats too */
                     const float *td = tensor_data(table);
@@ -462,8 +473,8 @@ START_TEST(test_matmul_kernel) {
     Rng rng = rng_seeded(test_seed());
     /* around the micro-kernels' tiles (6 or 8 rows, 16 or 32 columns), GEMM_SMALL (8 x 8 x 8),
      * a dot product, past one slice of the sum (KC = 256), and empty ones (k = 0 stores zeros) */
-    const int64_t sizes[][3] = {{1, 1, 1},  {8, 8, 8},   {9, 8, 8},   {1, 600, 1},   {1, 60, 2},
-                                {6, 16, 16}, {7, 9, 17}, {8, 33, 32}, {13, 5, 33}, {17, 257, 15},
+    const int64_t sizes[][3] = {{1, 1, 1},    {8, 8, 8},  {9, 8, 8},   {1, 600, 1}, {1, 60, 2},
+                                {6, 16, 16},  {7, 9, 17}, {8, 33, 32}, {13, 5, 33}, {17, 257, 15},
                                 {33, 64, 65}, {0, 3, 4},  {5, 0, 7}};
     const int a_layouts[] = {ROW_MAJOR, COL_MAJOR, ROWS_REPEATED, REVERSED, PADDED};
     const int out_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
@@ -507,8 +518,8 @@ START_TEST(test_linear_kernel) {
      * slice of the sum (KC = 256: b is put in before the first slice only), small products
      * (GEMM_SMALL) that go to the reference, k = 0 (each row of out is b, or zeros), and rows
      * past the first block of GEMM_MC = 144 */
-    const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17},
-                                {33, 64, 27}, {2, 2, 2},  {1, 40, 1},   {6, 0, 20}, {150, 64, 48}};
+    const int64_t sizes[][3] = {{8, 16, 32}, {9, 64, 64}, {16, 300, 48}, {7, 5, 17},   {33, 64, 27},
+                                {2, 2, 2},   {1, 40, 1},  {6, 0, 20},    {150, 64, 48}};
     const int w_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
@@ -530,8 +541,10 @@ START_TEST(test_linear_kernel) {
                 char what[200];
                 snprintf(what, sizeof what, "%s kernels, linear (%lld,%lld) @ (%lld,%lld) + b, w %s, b %s", name,
                          (long long)rows, (long long)kk, (long long)kk, (long long)n, layout_name[w_layouts[l]],
-                         b_kind == 0 ? "none" : b_kind == 1 ? "contiguous" : b_kind == 2 ? "every other float"
-                                                                                         : "one float repeated");
+                         b_kind == 0   ? "none"
+                         : b_kind == 1 ? "contiguous"
+                         : b_kind == 2 ? "every other float"
+                                       : "one float repeated");
                 expect_no_nan(what, want.buf, want.len);
                 expect_same_mat(what, &out, &want, 4e-5);
                 free(x.buf), free(w.buf), free(b.buf), free(out.buf), free(want.buf);
@@ -600,7 +613,7 @@ START_TEST(test_layer_norm_kernels) {
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
         for (int w = 0; w < 9; w++)
-            for (int grads = 0; grads < 4; grads++) { /* all three gradients, then each one left out */
+            for (int grads = 0; grads < 4; grads++) {           /* all three gradients, then each one left out */
                 int64_t rows = 13, c = widths[w], n = rows * c; /* eight rows at once, then five one by one */
                 float *buf[8];
                 for (int i = 0; i < 8; i++) ck_assert((buf[i] = malloc((size_t)n * sizeof(float))) != NULL);
@@ -632,7 +645,8 @@ START_TEST(test_layer_norm_kernels) {
                                               ggamma_want, gbeta_want);
                 snprintf(what, sizeof what, "%s kernels, layer norm's backward of %lld rows of %lld%s", name,
                          (long long)rows, (long long)c,
-                         (const char *[]){"", " (no gamma gradient)", " (no beta gradient)", " (no x gradient)"}[grads]);
+                         (const char *[]){"", " (no gamma gradient)", " (no beta gradient)",
+                                          " (no x gradient)"}[grads]);
                 expect_same(what, gx, gx_want, n, 5e-5);
                 expect_same(what, param_grads, want_grads, 2 * c, 5e-5);
                 for (int i = 0; i < 8; i++) free(buf[i]);
@@ -646,7 +660,8 @@ END_TEST
  * to gradients, stored over nan, and with k's gradient left out. */
 START_TEST(test_attention_kernels) {
     Rng rng = rng_seeded(test_seed());
-    const int64_t sizes[][4] = {{2, 16, 2, 16}, {1, 8, 3, 8}, {2, 24, 1, 16}, {1, 64, 1, 64}, {2, 5, 2, 3}, {1, 16, 2, 12}};
+    const int64_t sizes[][4] = {{2, 16, 2, 16}, {1, 8, 3, 8}, {2, 24, 1, 16},
+                                {1, 64, 1, 64}, {2, 5, 2, 3}, {1, 16, 2, 12}};
     FOR_EACH_FAST_SETTING(name) {
         const Kernels *k = kernels();
         for (int z = 0; z < 6; z++) {
@@ -663,7 +678,8 @@ START_TEST(test_attention_kernels) {
                 gy[i] = rng_float(&rng, -1, 1);
             bool causal = z % 2 == 0;
             for (int64_t i = 0; i < t; i++)
-                for (int64_t j = 0; j < t; j++) mask[i * t + j] = causal ? (j <= i ? 0.0f : -INFINITY) : rng_float(&rng, -3, 3);
+                for (int64_t j = 0; j < t; j++)
+                    mask[i * t + j] = causal ? (j <= i ? 0.0f : -INFINITY) : rng_float(&rng, -3, 3);
             float scale = 1.0f / sqrtf((float)d);
             k->attention(b, t, heads, d, q, kk, v, mask, scale, w, y);
             attention_reference(b, t, heads, d, q, kk, v, mask, scale, w_want, y_want);
@@ -681,7 +697,12 @@ START_TEST(test_attention_kernels) {
                     spare[i] = spare_want[i] = accumulate ? rng_float(&rng, -1, 1) : NAN;
                 }
                 float *gq = pass < 2 ? grads : NULL, *gq_want = pass < 2 ? grads_want : NULL;
-                float *gk = pass == 0 ? y : pass == 2 ? spare : NULL, *gk_want = pass == 0 ? y_want : pass == 2 ? spare_want : NULL;
+                float *gk = pass == 0   ? y
+                            : pass == 2 ? spare
+                                        : NULL,
+                      *gk_want = pass == 0   ? y_want
+                                 : pass == 2 ? spare_want
+                                             : NULL;
                 float *gv = pass < 2 ? spare : NULL, *gv_want = pass < 2 ? spare_want : NULL;
                 k->attention_backward(b, t, heads, d, q, kk, v, w_want, scale, gy, gq, gk, gv, accumulate);
                 attention_backward_reference(b, t, heads, d, q, kk, v, w_want, scale, gy, gq_want, gk_want, gv_want,
@@ -690,7 +711,8 @@ START_TEST(test_attention_kernels) {
                          (long long)b, (long long)t, (long long)heads, (long long)d,
                          (const char *[]){"stored over nan", "added, no k gradient", "added, only k's gradient"}[pass]);
                 if (pass == 0) /* all three gradients stored */
-                    expect_no_nan(what, grads_want, n), expect_no_nan(what, spare_want, n), expect_no_nan(what, y_want, n);
+                    expect_no_nan(what, grads_want, n), expect_no_nan(what, spare_want, n),
+                        expect_no_nan(what, y_want, n);
                 expect_same(what, grads, grads_want, n, 1e-4);
                 expect_same(what, spare, spare_want, n, 1e-4);
                 if (pass == 0) expect_same(what, y, y_want, n, 1e-4);

@@ -47,12 +47,12 @@ typedef struct {
     int64_t shape[TENSOR_MAX_RANK];
     int leaf_rank;
     int64_t leaf_shape[TENSOR_MAX_RANK];
-    int order[TENSOR_MAX_RANK];     /* PERMUTED: leaf = input permuted by order */
+    int order[TENSOR_MAX_RANK];       /* PERMUTED: leaf = input permuted by order */
     int64_t strides[TENSOR_MAX_RANK]; /* OFFSET, FLIPPED: the view's strides into the 1-D leaf */
-    int64_t offset;                 /* OFFSET, FLIPPED: where the view's element 0 lies */
-    int lead;                       /* EXPANDED: leading dims the leaf lacks */
-    bool broadcast[TENSOR_MAX_RANK]; /* EXPANDED: dims the leaf has as 1 */
-    float lo, hi;                   /* the range of the leaf's values */
+    int64_t offset;                   /* OFFSET, FLIPPED: where the view's element 0 lies */
+    int lead;                         /* EXPANDED: leading dims the leaf lacks */
+    bool broadcast[TENSOR_MAX_RANK];  /* EXPANDED: dims the leaf has as 1 */
+    float lo, hi;                     /* the range of the leaf's values */
 } Input;
 
 static int64_t row_major(const int64_t *index, const int64_t *shape, int rank) {
@@ -75,8 +75,7 @@ static void choose_layout(Rng *rng, Input *in) {
     in->leaf_rank = rank;
     memcpy(in->leaf_shape, in->shape, sizeof in->shape);
     switch (in->layout) {
-    case CONTIGUOUS:
-        break;
+    case CONTIGUOUS: break;
     case PERMUTED:
         for (int d = 0; d < rank; d++) in->order[d] = d;
         for (int d = rank - 1; d > 0; d--) {
@@ -124,8 +123,7 @@ static void choose_layout(Rng *rng, Input *in) {
         in->leaf_rank = rank - in->lead;
         for (int d = in->lead; d < rank; d++) in->leaf_shape[d - in->lead] = in->broadcast[d] ? 1 : in->shape[d];
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -145,8 +143,7 @@ static int64_t leaf_position(const Input *in, const int64_t *index) {
     case EXPANDED:
         for (int d = in->lead; d < in->rank; d++) leaf_index[d - in->lead] = in->broadcast[d] ? 0 : index[d];
         return row_major(leaf_index, in->leaf_shape, in->leaf_rank);
-    default:
-        return row_major(index, in->shape, in->rank);
+    default: return row_major(index, in->shape, in->rank);
     }
 }
 
@@ -165,8 +162,8 @@ static double *logical_values(const Input *in, const float *leaf) {
  * records one: its backward adds the view's gradient into the leaf elements the view reads. */
 static void window_backward(Tensor *out) {
     Tensor *leaf = out->inputs[0];
-    strided_accumulate(out->rank, out->shape, tensor_grad_data(leaf) + out->offset, out->strides,
-                       tensor_grad_data(out), out->grad->strides);
+    strided_accumulate(out->rank, out->shape, tensor_grad_data(leaf) + out->offset, out->strides, tensor_grad_data(out),
+                       out->grad->strides);
 }
 
 /* The tensor the op sees, made from the leaf with the library's view ops. */
@@ -182,10 +179,8 @@ static Tensor *present(const Input *in, Tensor *leaf) {
         Tensor *view = tensor_as_strided(leaf, in->shape, in->rank, in->strides, in->offset);
         return view ? tensor_record(view, "window", window_backward, 1, &leaf) : NULL;
     }
-    case EXPANDED:
-        return tensor_expand(leaf, in->shape, in->rank);
-    default:
-        return leaf;
+    case EXPANDED: return tensor_expand(leaf, in->shape, in->rank);
+    default: return leaf;
     }
 }
 
@@ -326,10 +321,10 @@ static void ref_binary(const Case *c, double *const *x, int64_t *shape, int *ran
     }
 }
 
-static Tensor *run_add(const Case *c, Tensor *const *x) { (void)c; return tensor_add(x[0], x[1]); }
-static Tensor *run_sub(const Case *c, Tensor *const *x) { (void)c; return tensor_sub(x[0], x[1]); }
-static Tensor *run_mul(const Case *c, Tensor *const *x) { (void)c; return tensor_mul(x[0], x[1]); }
-static Tensor *run_div(const Case *c, Tensor *const *x) { (void)c; return tensor_div(x[0], x[1]); }
+static Tensor *run_add(const Case *c, Tensor *const *x) { return (void)c, tensor_add(x[0], x[1]); }
+static Tensor *run_sub(const Case *c, Tensor *const *x) { return (void)c, tensor_sub(x[0], x[1]); }
+static Tensor *run_mul(const Case *c, Tensor *const *x) { return (void)c, tensor_mul(x[0], x[1]); }
+static Tensor *run_div(const Case *c, Tensor *const *x) { return (void)c, tensor_div(x[0], x[1]); }
 
 /* one input of any shape, values in [lo, hi] */
 static void draw_one(Rng *rng, Case *c, int min_rank, bool allow_zero, float lo, float hi) {
@@ -364,7 +359,7 @@ static void draw_any(Rng *rng, Case *c) { draw_one(rng, c, 0, true, -2.0f, 2.0f)
 static Tensor *run_pow(const Case *c, Tensor *const *x) { return tensor_pow_scalar(x[0], c->scalar); }
 static Tensor *run_add_scalar(const Case *c, Tensor *const *x) { return tensor_add_scalar(x[0], c->scalar); }
 static Tensor *run_mul_scalar(const Case *c, Tensor *const *x) { return tensor_mul_scalar(x[0], c->scalar); }
-static Tensor *run_contiguous(const Case *c, Tensor *const *x) { (void)c; return tensor_contiguous(x[0]); }
+static Tensor *run_contiguous(const Case *c, Tensor *const *x) { return (void)c, tensor_contiguous(x[0]); }
 
 /* expand: the input is the smaller shape of a broadcast pair, the target the broadcast shape */
 static void draw_expand(Rng *rng, Case *c) {
@@ -465,9 +460,9 @@ static void draw_mean_axis(Rng *rng, Case *c) {
     c->axis = (int)rng_int(rng, -c->in[0].rank, c->in[0].rank - 1);
     c->keepdim = (int)rng_int(rng, 0, 1);
 }
-static Tensor *run_sum(const Case *c, Tensor *const *x) { (void)c; return tensor_sum(x[0]); }
-static Tensor *run_mean(const Case *c, Tensor *const *x) { (void)c; return tensor_mean(x[0]); }
-static Tensor *run_sum_last_dim(const Case *c, Tensor *const *x) { (void)c; return tensor_sum_last_dim(x[0]); }
+static Tensor *run_sum(const Case *c, Tensor *const *x) { return (void)c, tensor_sum(x[0]); }
+static Tensor *run_mean(const Case *c, Tensor *const *x) { return (void)c, tensor_mean(x[0]); }
+static Tensor *run_sum_last_dim(const Case *c, Tensor *const *x) { return (void)c, tensor_sum_last_dim(x[0]); }
 static Tensor *run_sum_axis(const Case *c, Tensor *const *x) { return tensor_sum_axis(x[0], c->axis, c->keepdim); }
 static Tensor *run_mean_axis(const Case *c, Tensor *const *x) { return tensor_mean_axis(x[0], c->axis, c->keepdim); }
 
@@ -476,7 +471,7 @@ static void draw_mse(Rng *rng, Case *c) {
     set_shape(&c->in[1], c->in[0].rank, c->in[0].shape, -2.0f, 2.0f);
     c->n_inputs = 2;
 }
-static Tensor *run_mse(const Case *c, Tensor *const *x) { (void)c; return tensor_mse_loss(x[0], x[1]); }
+static Tensor *run_mse(const Case *c, Tensor *const *x) { return (void)c, tensor_mse_loss(x[0], x[1]); }
 static void ref_mse(const Case *c, double *const *x, int64_t *shape, int *rank, double *out) {
     (void)shape;
     int64_t n = numel_of(c->in[0].shape, c->in[0].rank);
@@ -489,8 +484,8 @@ static void ref_mse(const Case *c, double *const *x, int64_t *shape, int *rank, 
 /* ---- lesson 3: softmax ---- */
 
 static void draw_logits(Rng *rng, Case *c) { draw_one(rng, c, 1, false, -4.0f, 4.0f); }
-static Tensor *run_softmax(const Case *c, Tensor *const *x) { (void)c; return tensor_softmax_last_dim(x[0]); }
-static Tensor *run_log_softmax(const Case *c, Tensor *const *x) { (void)c; return tensor_log_softmax_last_dim(x[0]); }
+static Tensor *run_softmax(const Case *c, Tensor *const *x) { return (void)c, tensor_softmax_last_dim(x[0]); }
+static Tensor *run_log_softmax(const Case *c, Tensor *const *x) { return (void)c, tensor_log_softmax_last_dim(x[0]); }
 
 /* log(sum(exp(row))), computed the long way in double */
 static double log_sum_exp(const double *row, int64_t n) {
@@ -507,8 +502,7 @@ static void ref_softmax(const Case *c, double *const *x, int64_t *shape, int *ra
     bool log_form = !strcmp(c->op->name, "log_softmax");
     for (int64_t r = 0; r < rows; r++) {
         double lse = log_sum_exp(x[0] + r * d, d);
-        for (int64_t j = 0; j < d; j++)
-            out[r * d + j] = log_form ? x[0][r * d + j] - lse : exp(x[0][r * d + j] - lse);
+        for (int64_t j = 0; j < d; j++) out[r * d + j] = log_form ? x[0][r * d + j] - lse : exp(x[0][r * d + j] - lse);
     }
 }
 
@@ -619,7 +613,9 @@ static void draw_gather(Rng *rng, Case *c) {
     c->n_indices = rng_int(rng, 0, 8);
     for (int64_t i = 0; i < c->n_indices; i++) c->indices[i] = rng_int(rng, 0, shape[0] - 1); /* duplicates too */
 }
-static Tensor *run_gather(const Case *c, Tensor *const *x) { return tensor_gather_rows(x[0], c->indices, c->n_indices); }
+static Tensor *run_gather(const Case *c, Tensor *const *x) {
+    return tensor_gather_rows(x[0], c->indices, c->n_indices);
+}
 static void ref_gather(const Case *c, double *const *x, int64_t *shape, int *rank, double *out) {
     int64_t d = c->in[0].shape[1];
     *rank = 2;
@@ -670,7 +666,7 @@ static void draw_matmul(Rng *rng, Case *c) {
     }
     c->n_inputs = 2;
 }
-static Tensor *run_matmul(const Case *c, Tensor *const *x) { (void)c; return tensor_matmul(x[0], x[1]); }
+static Tensor *run_matmul(const Case *c, Tensor *const *x) { return (void)c, tensor_matmul(x[0], x[1]); }
 static void ref_matmul(const Case *c, double *const *x, int64_t *shape, int *rank, double *out) {
     /* as numpy: a 1-D a is a row (1, k), a 1-D b a column (k, 1); those dims are dropped after */
     Input a = c->in[0], b = c->in[1];

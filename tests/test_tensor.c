@@ -136,7 +136,10 @@ START_TEST(test_contiguous_strides_and_unravel) {
     const struct {
         int rank;
         int64_t shape[4], torch[4];
-    } empty[] = {{3, {2, 0, 3}, {3, 3, 1}}, {3, {0, 2, 3}, {6, 3, 1}}, {3, {2, 3, 0}, {3, 1, 1}}, {4, {4, 0, 1, 5}, {5, 5, 5, 1}}};
+    } empty[] = {{3, {2, 0, 3}, {3, 3, 1}},
+                 {3, {0, 2, 3}, {6, 3, 1}},
+                 {3, {2, 3, 0}, {3, 1, 1}},
+                 {4, {4, 0, 1, 5}, {5, 5, 5, 1}}};
     for (size_t c = 0; c < sizeof empty / sizeof empty[0]; c++) {
         char shape[SHAPE_STR_MAX], got[SHAPE_STR_MAX], want[SHAPE_STR_MAX];
         shape_format(empty[c].shape, empty[c].rank, shape, sizeof shape);
@@ -196,7 +199,7 @@ static void op_checks_and_their_messages(void) {
     ck_assert_str_eq(tensor_error(), "op: input none is NULL");
     ck_assert(!inputs_valid("op", INPUTS(x, gamma, far)));
     ck_assert_str_eq(tensor_error(), "op: x and far belong to different contexts");
-    ck_assert(!inputs_valid("op", INPUTS(x,far)));
+    ck_assert(!inputs_valid("op", INPUTS(x, far)));
     ck_assert_str_eq(tensor_error(), "op: x and far belong to different contexts");
     /* a NULL input keeps the message already recorded, as tensor_null_input does */
     ck_assert(!inputs_valid("later", INPUTS(none, x)));
@@ -213,8 +216,9 @@ static void op_checks_and_their_messages(void) {
     ck_assert(!tensor_error_as("add", NULL));
     ck_assert_str_eq(tensor_error(), "add: operands could not be broadcast together with shapes (2,3) (2,4)");
     ck_assert(!tensor_error_as("matmul", ": the batch dims of %s", "(2,3,5)"));
-    ck_assert_str_eq(tensor_error(), "matmul: operands could not be broadcast together with shapes (2,3) (2,4): the batch "
-                                     "dims of (2,3,5)");
+    ck_assert_str_eq(tensor_error(),
+                     "matmul: operands could not be broadcast together with shapes (2,3) (2,4): the batch "
+                     "dims of (2,3,5)");
     tensor_clear_error();
     ck_assert(!tensor_error_as("op", NULL));
     ck_assert_str_eq(tensor_error(), "op: failed");
@@ -350,15 +354,18 @@ START_TEST(test_as_strided_views) {
 
     /* the boundary on both sides: the last element a view reaches is offset + sum((size - 1) *
      * stride), which must be at most 5 here; with a negative stride, the first must be at least 0 */
-    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(3), 2), VALUES(3, 6), 0, "(2,) step 3 from 2: elements 2 and 5");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(3), 2), VALUES(3, 6), 0,
+                  "(2,) step 3 from 2: elements 2 and 5");
     tensor_clear_error();
     ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(3), 3)); /* elements 3 and 6: one past the end */
     ck_assert_str_eq(tensor_error(), "as_strided: a view with shape (2,), strides (3,) and offset 3 reaches "
                                      "outside storage #1 of 6 floats");
-    EXPECT_VALUES(tensor_as_strided(a, DIMS(2, 2), STRIDES(3, 1), 1), VALUES(2, 3, 5, 6), 0, "(2,2) from 1: up to element 5");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2, 2), STRIDES(3, 1), 1), VALUES(2, 3, 5, 6), 0,
+                  "(2,2) from 1: up to element 5");
     ck_assert_ptr_null(tensor_as_strided(a, DIMS(2, 2), STRIDES(3, 1), 2)); /* up to element 6 */
     EXPECT_ERROR("reaches outside storage #1 of 6 floats", "a (2,2) view one past the end");
-    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(-3), 3), VALUES(4, 1), 0, "(2,) step -3 from 3: elements 3 and 0");
+    EXPECT_VALUES(tensor_as_strided(a, DIMS(2), STRIDES(-3), 3), VALUES(4, 1), 0,
+                  "(2,) step -3 from 3: elements 3 and 0");
     ck_assert_ptr_null(tensor_as_strided(a, DIMS(2), STRIDES(-3), 2)); /* elements 2 and -1 */
     EXPECT_ERROR("reaches outside storage #1 of 6 floats", "a negative stride one before the start");
     EXPECT_VALUES(tensor_as_strided(a, DIMS(6), STRIDES(1), 0), VALUES(1, 2, 3, 4, 5, 6), 0, "all six");
@@ -398,11 +405,10 @@ END_TEST
 
 /* ck_assert_msg for checks inside loops over many elements: Check reports every assertion that
  * passes to its parent process, which would cost a system call per element. */
-#define EXPECT_THAT(cond, ...)                 \
-    do {                                       \
+#define EXPECT_THAT(cond, ...)                  \
+    do {                                        \
         if (!(cond)) ck_abort_msg(__VA_ARGS__); \
     } while (0)
-
 
 /* A random view over a buffer: its dims laid out in a random order, with padding between them
  * (an offset window), some walked backwards (negative strides) and some of stride 0 (expanded).
@@ -495,7 +501,8 @@ static void check_strided_loops(const char *mode) {
         n = shape_numel(shape, rank);
         contiguous_strides(shape, rank, contiguous);
         RandomView sv = random_view(&rng, rank, shape, true), dv = random_view(&rng, rank, shape, trial % 2 == 0);
-        float *src = buffer_of(&rng, sv.size), *dst = buffer_of(&rng, dv.size), *want = malloc((size_t)dv.size * sizeof *want);
+        float *src = buffer_of(&rng, sv.size), *dst = buffer_of(&rng, dv.size),
+              *want = malloc((size_t)dv.size * sizeof *want);
         float *out = malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
         ck_assert(want && out);
         transposes += n > 1 && (is_transpose(rank, shape, contiguous, sv.strides) ||
@@ -511,13 +518,14 @@ static void check_strided_loops(const char *mode) {
         /* accumulate into another random view, which may have stride 0 (a reduction) */
         memcpy(want, dst, (size_t)dv.size * sizeof *want);
         for (int64_t f = 0; f < n; f++)
-            want[dv.offset + offset_of(f, shape, rank, dv.strides)] += src[sv.offset + offset_of(f, shape, rank, sv.strides)];
+            want[dv.offset + offset_of(f, shape, rank, dv.strides)] +=
+                src[sv.offset + offset_of(f, shape, rank, sv.strides)];
         strided_accumulate(rank, shape, dst + dv.offset, dv.strides, src + sv.offset, sv.strides);
         for (int64_t i = 0; i < dv.size; i++)
             EXPECT_THAT(dst[i] == want[i],
                         "COURSE_SEED=%llu case %d (%s kernels): strided_accumulate: destination slot %lld is %g, "
-                        "expected %g", (unsigned long long)seed, trial, kernels, (long long)i, (double)dst[i],
-                        (double)want[i]);
+                        "expected %g",
+                        (unsigned long long)seed, trial, kernels, (long long)i, (double)dst[i], (double)want[i]);
         free(src);
         free(dst);
         free(want);
@@ -555,8 +563,9 @@ static bool table_is(const char *build) {
         return k->copy == strided_copy_reference && k->accumulate == strided_accumulate_reference &&
                k->binary == binary_reference && k->binary_backward == binary_backward_reference &&
                k->exp == exp_reference && k->softmax_rows == softmax_rows_reference &&
-               k->cross_entropy_backward == cross_entropy_backward_reference && k->gather_rows == gather_rows_reference &&
-               k->matmul == matmul_reference && k->linear == linear_reference && k->gelu == gelu_reference &&
+               k->cross_entropy_backward == cross_entropy_backward_reference &&
+               k->gather_rows == gather_rows_reference && k->matmul == matmul_reference &&
+               k->linear == linear_reference && k->gelu == gelu_reference &&
                k->attention_backward == attention_backward_reference && k->adamw == adamw_reference;
     for (int b = 0; b < KERNELS_BUILDS; b++)
         if (strcmp(build, names[b]) == 0)
@@ -689,10 +698,11 @@ START_TEST(test_contiguous_of_transposes) {
                         for (int64_t b = 0; b < c; b++) {
                             float want = tensor_data(x)[offset + a * st0 + b * st1];
                             EXPECT_THAT(tensor_data(copy)[a * c + b] == want && arr[a * c + b] == want,
-                                          "(%lld,%lld) transpose%s, %s kernels: element (%lld,%lld) is %g (to_array %g), "
-                                          "expected %g", (long long)r, (long long)c, flip ? ", flipped" : "",
-                                          kernels, (long long)a, (long long)b,
-                                          (double)tensor_data(copy)[a * c + b], (double)arr[a * c + b], (double)want);
+                                        "(%lld,%lld) transpose%s, %s kernels: element (%lld,%lld) is %g (to_array %g), "
+                                        "expected %g",
+                                        (long long)r, (long long)c, flip ? ", flipped" : "", kernels, (long long)a,
+                                        (long long)b, (double)tensor_data(copy)[a * c + b], (double)arr[a * c + b],
+                                        (double)want);
                         }
                     free(arr);
                 }
@@ -700,7 +710,6 @@ START_TEST(test_contiguous_of_transposes) {
     }
 }
 END_TEST
-
 
 /* A transposing copy of more than KERNELS_STREAM_BYTES (16 MB) streams its writes past the
  * cache (whole 64-byte lines, on rows that start on a line): into tensor_contiguous's result,
@@ -742,8 +751,9 @@ START_TEST(test_large_transposes_stream) {
                                     unaligned[1 + a * c + b] == want,
                                 "case %d, %s kernels: element %lld of the transposed copy (%lld rows of %lld) is %g "
                                 "(to_array: %g aligned, %g not), expected %g",
-                                k, kernels, (long long)(a * c + b), (long long)r, (long long)c, (double)tensor_data(copy)[a * c + b],
-                                (double)aligned[a * c + b], (double)unaligned[1 + a * c + b], (double)want);
+                                k, kernels, (long long)(a * c + b), (long long)r, (long long)c,
+                                (double)tensor_data(copy)[a * c + b], (double)aligned[a * c + b],
+                                (double)unaligned[1 + a * c + b], (double)want);
                 }
             free(aligned);
             free(unaligned);
@@ -767,7 +777,7 @@ static char *printed(const char *name, const Tensor *t, const char *fmt, char *b
 START_TEST(test_merged_dims_visit_the_same_offsets) {
     int64_t merged_shape[TENSOR_MAX_RANK], merged[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK];
     int m = merge_dims(2, (const int64_t[]){4096, 4096}, 1, (const int64_t *[]){(const int64_t[]){4096, 1}},
-                               merged_shape, merged);
+                       merged_shape, merged);
     ck_assert_msg(m == 1 && merged_shape[0] == 4096 * 4096 && merged[0][0] == 1,
                   "a contiguous (4096,4096) is one dim of 16M: got %d dims, the last of %lld", m,
                   (long long)merged_shape[m > 0 ? m - 1 : 0]);
@@ -782,7 +792,10 @@ START_TEST(test_merged_dims_visit_the_same_offsets) {
             int64_t s = 1;
             int kind = (int)rng_int(&rng, 0, 3);
             for (int d = rank - 1; d >= 0; d--) {
-                strides[k][d] = kind == 0 ? s : kind == 1 ? (rng_int(&rng, 0, 1) ? s : 0) : kind == 2 ? -s : rng_int(&rng, -7, 7);
+                strides[k][d] = kind == 0   ? s
+                                : kind == 1 ? (rng_int(&rng, 0, 1) ? s : 0)
+                                : kind == 2 ? -s
+                                            : rng_int(&rng, -7, 7);
                 s *= shape[d] > 0 ? shape[d] : 1;
             }
         }
@@ -795,8 +808,8 @@ START_TEST(test_merged_dims_visit_the_same_offsets) {
             count++;
         }
         m = merge_dims(rank, shape, n_ops, views, merged_shape, merged);
-        ck_assert_msg(m >= 0 && m <= rank, "COURSE_SEED=%llu case %d: %d merged dims for rank %d", (unsigned long long)seed,
-                      trial, m, rank);
+        ck_assert_msg(m >= 0 && m <= rank, "COURSE_SEED=%llu case %d: %d merged dims for rank %d",
+                      (unsigned long long)seed, trial, m, rank);
         int64_t seen = 0;
         nditer_init(&walk, m, merged_shape, n_ops, (const int64_t *[]){merged[0], merged[1], merged[2]});
         if (shape_numel(shape, rank) == 0) ck_assert(!nditer_next(&walk));
@@ -808,8 +821,8 @@ START_TEST(test_merged_dims_visit_the_same_offsets) {
                               (long long)(seen < count ? expected[k][seen] : -1));
             seen++;
         }
-        ck_assert_msg(seen == count, "COURSE_SEED=%llu case %d: %lld elements visited, not %lld", (unsigned long long)seed,
-                      trial, (long long)seen, (long long)count);
+        ck_assert_msg(seen == count, "COURSE_SEED=%llu case %d: %lld elements visited, not %lld",
+                      (unsigned long long)seed, trial, (long long)seen, (long long)count);
     }
 }
 END_TEST
@@ -845,7 +858,8 @@ START_TEST(test_describe_shows_strides) {
     FILE *f = fmemopen(buf, sizeof buf, "w");
     tensor_fdescribe(f, "t", t);
     fclose(f);
-    ck_assert_str_eq(buf, "t: shape (3,2), strides (1,3), offset 0, storage #1 (6 floats), view: yes, contiguous: no\n");
+    ck_assert_str_eq(buf,
+                     "t: shape (3,2), strides (1,3), offset 0, storage #1 (6 floats), view: yes, contiguous: no\n");
 }
 END_TEST
 
@@ -908,9 +922,11 @@ START_TEST(test_gradients_in_reused_memory) {
             if (gu[i] != (float)(step + 1))
                 ck_abort_msg("step %d: u's gradient [%lld] is %g, not %d", step, (long long)i, (double)gu[i], step + 1);
             if (gh[i] != 0.0f)
-                ck_abort_msg("step %d: h got no gradient, but its gradient [%lld] is %g", step, (long long)i, (double)gh[i]);
+                ck_abort_msg("step %d: h got no gradient, but its gradient [%lld] is %g", step, (long long)i,
+                             (double)gh[i]);
             if (gx[i] != 3.0f * (float)(step + 1))
-                ck_abort_msg("step %d: x's gradient [%lld] is %g, not %d", step, (long long)i, (double)gx[i], 3 * (step + 1));
+                ck_abort_msg("step %d: x's gradient [%lld] is %g, not %d", step, (long long)i, (double)gx[i],
+                             3 * (step + 1));
         }
         ctx_reset(ctx);
     }
@@ -1023,7 +1039,8 @@ START_TEST(test_gradcheck_catches_wrong_gradients) {
      * something, catches it, with a message that names the mistake */
     ck_assert_int_eq(gradcheck(fn_double_assigning, NULL, (Tensor *[]){a}, 1, NULL, report, sizeof report), -1);
     ck_assert_msg(strstr(report, "input 0 (shape (2,3)), element 0 at index (0,0): a second backward onto a gradient "
-                                 "holding") && strstr(report, "a backward assigns (=) a gradient it must add to (+=)"),
+                                 "holding") &&
+                      strstr(report, "a backward assigns (=) a gradient it must add to (+=)"),
                   "report: %s", report);
     /* a view as input is refused with a message */
     Tensor *view = tensor_as_strided(a, DIMS(3), STRIDES(1), 0);

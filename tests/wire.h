@@ -57,9 +57,9 @@ enum { RET_VOID = 0, RET_INT = 1, RET_TENSOR = 2, RET_NULL_TENSOR = 3 };
 enum {
     WIRE_MAX_ARGS = 16,
     WIRE_MAX_NODES = 64,
-    WIRE_MAX_NAME = 64,               /* an exercise id, an op's or a function's name */
-    WIRE_MAX_ERROR = 1024,            /* an error message */
-    WIRE_MAX_MESSAGE = 64 << 20,      /* bytes of one message */
+    WIRE_MAX_NAME = 64,          /* an exercise id, an op's or a function's name */
+    WIRE_MAX_ERROR = 1024,       /* an error message */
+    WIRE_MAX_MESSAGE = 64 << 20, /* bytes of one message */
 };
 
 typedef struct {

@@ -150,7 +150,8 @@ static double gbps(const Case *c, BenchTime t) {
 int main(int argc, char **argv) {
     BenchOptions o = bench_start(argc, argv, "lesson 1: broadcasting (R,C) + (C,): stride-0 views vs the index map",
                                  "[--rows R] [--cols C] [--sizes N1,N2,... (the sweep, N x N)]");
-    int64_t rows = bench_option_int(&o, "rows", o.quick ? 1024 : 4096), cols = bench_option_int(&o, "cols", o.quick ? 1024 : 4096);
+    int64_t rows = bench_option_int(&o, "rows", o.quick ? 1024 : 4096),
+            cols = bench_option_int(&o, "cols", o.quick ? 1024 : 4096);
     const int64_t default_sizes[] = {64, 128, 256, 512, 1024, 2048}, quick_sizes[] = {64, 256};
     int64_t sizes[16];
     int n_sizes = bench_option_list(&o, "sizes", o.quick ? quick_sizes : default_sizes, o.quick ? 2 : 6, sizes, 16);
@@ -161,8 +162,8 @@ int main(int argc, char **argv) {
 
     /* ---- the three ways, and the strided cousins of the fast path ---- */
     char what[160];
-    snprintf(what, sizeof what, "(%lld,%lld) + (%lld,), %.0f MB result", (long long)rows, (long long)cols, (long long)cols,
-             (double)(rows * cols * 4) / 1e6);
+    snprintf(what, sizeof what, "(%lld,%lld) + (%lld,), %.0f MB result", (long long)rows, (long long)cols,
+             (long long)cols, (double)(rows * cols * 4) / 1e6);
     bench_table_header(what, "GB/s", "plain loop over same-shape arrays");
     BenchTime transposed_portable, views_reference;
     /* The times the targets compare are taken in turns (bench_pair): the plain loop with the
@@ -219,8 +220,9 @@ int main(int argc, char **argv) {
            (double)(rows * cols * 4) / 1e6, (double)(rows * cols * 8) / 1e6);
 
     /* ---- the map's cost as the tensor grows ---- */
-    FILE *data = bench_data_open(&o, "side elements data_bytes map_bytes plain_ns views_ns map_built_ns map_prebuilt_ns "
-                                      "(times: ns per element; data: a, the bias and the result; map: the bias's)");
+    FILE *data =
+        bench_data_open(&o, "side elements data_bytes map_bytes plain_ns views_ns map_built_ns map_prebuilt_ns "
+                            "(times: ns per element; data: a, the bias and the result; map: the bias's)");
     printf("\nthe index map as the tensor grows, (N,N) + (N,): time per element, and memory\n");
     printf("  %6s %10s %10s %10s %10s %10s %12s %12s\n", "N", "data MB", "map MB", "plain ns", "views ns", "map ns",
            "prebuilt ns", "map/views");
@@ -245,11 +247,12 @@ int main(int argc, char **argv) {
         }
         double data_bytes = (double)n * 8 + (double)side * 4, map_bytes = (double)n * 8;
         printf("  %6lld %10.2f %10.2f %10.3f %10.3f %10.3f %12.3f %11.1fx\n", (long long)side, data_bytes / 1e6,
-               map_bytes / 1e6, tp / (double)n * 1e9, tv / (double)n * 1e9, tb / (double)n * 1e9, tpre / (double)n * 1e9,
-               tb / tv);
+               map_bytes / 1e6, tp / (double)n * 1e9, tv / (double)n * 1e9, tb / (double)n * 1e9,
+               tpre / (double)n * 1e9, tb / tv);
         if (data)
-            fprintf(data, "%lld %lld %.0f %.0f %.4f %.4f %.4f %.4f\n", (long long)side, (long long)n, data_bytes, map_bytes,
-                    tp / (double)n * 1e9, tv / (double)n * 1e9, tb / (double)n * 1e9, tpre / (double)n * 1e9);
+            fprintf(data, "%lld %lld %.0f %.0f %.4f %.4f %.4f %.4f\n", (long long)side, (long long)n, data_bytes,
+                    map_bytes, tp / (double)n * 1e9, tv / (double)n * 1e9, tb / (double)n * 1e9,
+                    tpre / (double)n * 1e9);
     }
     if (data) fclose(data);
 

@@ -17,8 +17,7 @@
 
 /* ==== the rule =========================================================================== */
 
-int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
-                     int *out_rank) {
+int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
     if (!shape_is_valid("broadcast_shapes", a, a_rank) || !shape_is_valid("broadcast_shapes", b, b_rank)) return -1;
     if (!out || !out_rank) return tensor_set_error("broadcast_shapes: out and out_rank must not be NULL"), -1;
@@ -29,7 +28,8 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
         int ia = i - (n - a_rank), ib = i - (n - b_rank);
         int64_t da = ia >= 0 ? a[ia] : 1;
         int64_t db = ib >= 0 ? b[ib] : 1;
-        if (da == db) out[i] = da; /* NOLINT(bugprone-branch-clone): one line per broadcasting rule, as the chapter states them */
+        /* NOLINTNEXTLINE(bugprone-branch-clone): one line per broadcasting rule, as the chapter states them */
+        if (da == db) out[i] = da;
         else if (da == 1) out[i] = db;
         else if (db == 1) out[i] = da;
         else {
@@ -41,17 +41,19 @@ int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank,
     if (shape_numel(out, n) < 0) /* (2^40,1) and (1,2^40), stride-0 views, broadcast to 2^80 */
         return tensor_set_error("broadcast_shapes: shapes %s %s broadcast to %s, which has too many elements",
                                 shape_format(a, a_rank, sa, sizeof sa), shape_format(b, b_rank, sb, sizeof sb),
-                                shape_format(out, n, so, sizeof so)), -1;
+                                shape_format(out, n, so, sizeof so)),
+               -1;
     *out_rank = n;
     return 0;
 }
 
 /* ==== the library's way: a stride-0 view ================================================= */
 
-int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
-                      const int64_t *target, int target_rank, int64_t *out_strides) {
+int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                      int target_rank, int64_t *out_strides) {
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
-    if (!shape_is_valid("broadcast_strides", src, src_rank) || !shape_is_valid("broadcast_strides", target, target_rank))
+    if (!shape_is_valid("broadcast_strides", src, src_rank) ||
+        !shape_is_valid("broadcast_strides", target, target_rank))
         return -1;
     if ((src_rank > 0 && !src_strides) || (target_rank > 0 && !out_strides))
         return tensor_set_error("broadcast_strides: src_strides and out_strides must not be NULL"), -1;
@@ -59,9 +61,10 @@ int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strid
     if (pad < 0) goto incompatible;
     for (int d = 0; d < target_rank; d++) {
         int s = d - pad; /* src's dim lined up with target's dim d */
-        if (s < 0) out_strides[d] = 0; /* missing: every index reads the same */ /* NOLINT(bugprone-branch-clone): one rule per line */
+        /* NOLINTNEXTLINE(bugprone-branch-clone): one rule of the three per line */
+        if (s < 0) out_strides[d] = 0;                                 /* missing: every index reads the same */
         else if (src[s] == target[d]) out_strides[d] = src_strides[s]; /* matching: walk as usual */
-        else if (src[s] == 1) out_strides[d] = 0;                /* size 1: stay on element 0 */
+        else if (src[s] == 1) out_strides[d] = 0;                      /* size 1: stay on element 0 */
         else goto incompatible;
     }
     return 0;
@@ -74,17 +77,19 @@ incompatible:
 
 /* ==== the chapter's way: an index map ==================================================== */
 
-int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
-                  int64_t *map) {
+int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank, int64_t *map) {
     /* The map is the stride-0 view written out element by element: the offsets that src's
      * contiguous strides, made 0 on broadcast dims, give for each target index. */
     int64_t src_contiguous[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
-    if (!shape_is_valid("broadcast_map", target, target_rank) || !shape_is_valid("broadcast_map", src, src_rank)) return -1;
+    if (!shape_is_valid("broadcast_map", target, target_rank) || !shape_is_valid("broadcast_map", src, src_rank))
+        return -1;
     char ss[SHAPE_STR_MAX], st[SHAPE_STR_MAX];
     int64_t total = shape_numel(target, target_rank), index[TENSOR_MAX_RANK];
     if (total < 0 || shape_numel(src, src_rank) < 0)
         return tensor_set_error("broadcast_map: shape %s has too many elements",
-                                total < 0 ? shape_format(target, target_rank, st, sizeof st) : shape_format(src, src_rank, ss, sizeof ss)), -1;
+                                total < 0 ? shape_format(target, target_rank, st, sizeof st)
+                                          : shape_format(src, src_rank, ss, sizeof ss)),
+               -1;
     if (!map && total != 0) return tensor_set_error("broadcast_map: map is NULL"), -1;
     contiguous_strides(src, src_rank, src_contiguous);
     if (broadcast_strides(src, src_rank, src_contiguous, target, target_rank, strides) < 0)
@@ -118,7 +123,8 @@ static void expand_backward(Tensor *out) {
 Tensor *tensor_expand(Tensor *x, const int64_t *shape, int rank) {
     if (!x) return tensor_null_input("expand", "x"), NULL;
     int64_t strides[TENSOR_MAX_RANK];
-    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0) return tensor_error_as("expand", NULL), NULL;
+    if (broadcast_strides(x->shape, x->rank, x->strides, shape, rank, strides) < 0)
+        return tensor_error_as("expand", NULL), NULL;
     Tensor *view = tensor_as_strided(x, shape, rank, strides, x->offset);
     if (!view) return tensor_error_as("expand", NULL), NULL;
     return tensor_record(view, "expand", expand_backward, 1, &x);
@@ -143,8 +149,10 @@ static Tensor *sum_to_shape_named(const char *op, Tensor *x, const int64_t *shap
     /* out's strides seen from x's shape: 0 along every dim that is summed away */
     if (!fits || broadcast_strides(shape, rank, contiguous, x->shape, x->rank, out_strides) < 0)
         return tensor_set_error("%s: shape %s does not broadcast to the input's shape %s, so the input cannot be "
-                                "summed onto it", op, shape_format(shape, rank, st, sizeof st),
-                                shape_format(x->shape, x->rank, sx, sizeof sx)), NULL;
+                                "summed onto it",
+                                op, shape_format(shape, rank, st, sizeof st),
+                                shape_format(x->shape, x->rank, sx, sizeof sx)),
+               NULL;
     Tensor *out = tensor_zeros(x->ctx, shape, rank);
     if (!out) return NULL;
     strided_accumulate(x->rank, x->shape, tensor_data(out), out_strides, tensor_data(x), x->strides);
@@ -184,7 +192,8 @@ static Tensor *binary(const char *name, char op, BackwardFn backward, Tensor *a,
     if (!inputs_valid(name, INPUTS(a, b))) return NULL;
     int64_t shape[TENSOR_MAX_RANK], sa[TENSOR_MAX_RANK], sb[TENSOR_MAX_RANK];
     int rank;
-    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0) return tensor_error_as(name, NULL), NULL;
+    if (broadcast_shapes(a->shape, a->rank, b->shape, b->rank, shape, &rank) < 0)
+        return tensor_error_as(name, NULL), NULL;
     Tensor *out = tensor_empty(a->ctx, shape, rank); /* every element is written below */
     if (!out) return NULL;
     /* Both inputs read as the output's shape, through stride-0 views: no copies, no maps. */
@@ -212,9 +221,9 @@ void binary_backward_reference(char op, int rank, const int64_t *shape, const fl
         const int64_t *k = it.offset;
         float gk = g[k[G]], u = a[k[A]], v = b[k[B]], da, db;
         switch (op) {
-        case '+': da = gk, db = gk; break;         /* out = a + b: d out/d a = 1, d out/d b = 1 */
-        case '-': da = gk, db = -gk; break;        /* out = a - b: d out/d a = 1, d out/d b = -1 */
-        case '*': da = gk * v, db = gk * u; break; /* out = a * b: d out/d a = b, d out/d b = a */
+        case '+': da = gk, db = gk; break;            /* out = a + b: d out/d a = 1, d out/d b = 1 */
+        case '-': da = gk, db = -gk; break;           /* out = a - b: d out/d a = 1, d out/d b = -1 */
+        case '*': da = gk * v, db = gk * u; break;    /* out = a * b: d out/d a = b, d out/d b = a */
         default: da = gk / v, db = -gk * u / (v * v); /* out = a / b: 1/b and -a/b^2 */
         }
         if (ga) ga[k[GA]] = (accumulate ? ga[k[GA]] : 0.0f) + da; /* for x * x both lines add into x's gradient */
@@ -246,7 +255,8 @@ static void binary_backward(Tensor *out, char op) {
     /* gradients that nothing has reached yet, one term in each element, are stored (=) rather
      * than cleared and added to (+=); g[0] (g[1]) is NULL when a (b) takes no gradient */
     float *g[2];
-    bool accumulate = tensor_grads_begin(2, out->inputs, (const bool[]){one_term_each(a, out), one_term_each(b, out)}, g);
+    bool accumulate =
+        tensor_grads_begin(2, out->inputs, (const bool[]){one_term_each(a, out), one_term_each(b, out)}, g);
     kernels()->binary_backward(op, out->rank, out->shape, tensor_data(out->grad), tensor_data(a), sa, tensor_data(b),
                                sb, g[0], sga, g[1], sgb, accumulate);
 }

@@ -16,20 +16,18 @@
  * *out_rank. Returns 0, or -1 with an error if the shapes cannot broadcast:
  * "broadcast_shapes: operands could not be broadcast together with shapes (2,3) (2,4)", or if
  * the shape they broadcast to has too many elements to count (an element count past int64). */
-int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
-                     int *out_rank);
+int broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank);
 
 /* Strides that read a tensor of shape src (with strides src_strides) as if it had the larger
  * shape target: aligned on the right, a dim that is broadcast (or missing) gets stride 0.
  * Writes target_rank strides. Returns 0, or -1 with an error if src does not broadcast to
  * target (broadcasting only ever grows a tensor: (3,) -> (2,3), never (2,3) -> (3,)). */
-int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
-                      const int64_t *target, int target_rank, int64_t *out_strides);
+int broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                      int target_rank, int64_t *out_strides);
 
 /* The chapter's index map: map[t] = the row-major flat index of the src element that
  * element t of target reads. map has room for numel(target) entries. Returns 0 or -1. */
-int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
-                  int64_t *map);
+int broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank, int64_t *map);
 
 /* ---- ops (each forward sits next to its backward in broadcast.c) ---------------------- */
 

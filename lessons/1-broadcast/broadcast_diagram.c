@@ -21,9 +21,9 @@ int broadcast_diagram_reads(Diagram *d) {
             /* the address the header gives, and the value the library reads through it */
             int64_t offset = view->offset + i * view->strides[0] + j * view->strides[1];
             float value = tensor_get(view, (const int64_t[]){i, j});
-            status = diagram_cell(d, "view", i, j, value, offset, (int)offset, "%lld*%lld + %lld*%lld = %lld",
-                                  (long long)i, (long long)view->strides[0], (long long)j,
-                                  (long long)view->strides[1], (long long)offset);
+            status =
+                diagram_cell(d, "view", i, j, value, offset, (int)offset, "%lld*%lld + %lld*%lld = %lld", (long long)i,
+                             (long long)view->strides[0], (long long)j, (long long)view->strides[1], (long long)offset);
         }
     for (int64_t t = 0; t < 6 && status == 0; t++) {
         int64_t index[2];
@@ -33,9 +33,10 @@ int broadcast_diagram_reads(Diagram *d) {
     }
     char shape[SHAPE_STR_MAX], strides[SHAPE_STR_MAX];
     if (status == 0)
-        status = diagram_note(d, "view", "the library: b viewed as %s, strides %s, offset %lld",
-                              shape_format(view->shape, view->rank, shape, sizeof shape),
-                              shape_format(view->strides, view->rank, strides, sizeof strides), (long long)view->offset);
+        status =
+            diagram_note(d, "view", "the library: b viewed as %s, strides %s, offset %lld",
+                         shape_format(view->shape, view->rank, shape, sizeof shape),
+                         shape_format(view->strides, view->rank, strides, sizeof strides), (long long)view->offset);
     if (status == 0) status = diagram_note(d, "map", "the chapter: the index map broadcast_map((2,3), (3,))");
     ctx_free(ctx);
     return status;

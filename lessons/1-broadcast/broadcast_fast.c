@@ -113,8 +113,8 @@ static TileInput tile_input(const float *p, int64_t rs, int64_t cs, int64_t rows
     return (TileInput){buf, cols, 1};
 }
 
-static void binary_fast(char op, int rank, const int64_t *shape, float *out, const float *a,
-                        const int64_t *a_strides, const float *b, const int64_t *b_strides) {
+static void binary_fast(char op, int rank, const int64_t *shape, float *out, const float *a, const int64_t *a_strides,
+                        const float *b, const int64_t *b_strides) {
     BinaryRow *row = binary_row(op);
     int64_t out_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[3][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, out_strides);
@@ -185,12 +185,12 @@ typedef enum { SAME, NEGATED, TIMES_B, TIMES_A, OVER_B, QUOTIENT } Term;
 
 SIMD_INLINE float term(Term t, float g, float u, float v) {
     switch (t) {
-    case SAME: return g;                  /* a + b (both), a - b (a): 1 */
-    case NEGATED: return -g;              /* a - b (b): -1 */
-    case TIMES_B: return g * v;           /* a * b (a) */
-    case TIMES_A: return g * u;           /* a * b (b) */
-    case OVER_B: return g / v;            /* a / b (a) */
-    default: return -g * u / (v * v);     /* a / b (b) */
+    case SAME: return g;              /* a + b (both), a - b (a): 1 */
+    case NEGATED: return -g;          /* a - b (b): -1 */
+    case TIMES_B: return g * v;       /* a * b (a) */
+    case TIMES_A: return g * u;       /* a * b (b) */
+    case OVER_B: return g / v;        /* a / b (a) */
+    default: return -g * u / (v * v); /* a / b (b) */
     }
 }
 
@@ -243,10 +243,10 @@ SIMD_INLINE void grad_row_body(Term t, int64_t n, const float *restrict g, const
 
 typedef void GradRow(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv, float *d,
                      int64_t sd, bool accumulate);
-#define GRAD_ROW(name, t)                                                                                  \
-    static void name(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv,     \
-                     float *d, int64_t sd, bool accumulate) {                                              \
-        grad_row_body(t, n, g, a, su, b, sv, d, sd, accumulate);                                           \
+#define GRAD_ROW(name, t)                                                                                         \
+    static void name(int64_t n, const float *g, const float *a, int64_t su, const float *b, int64_t sv, float *d, \
+                     int64_t sd, bool accumulate) {                                                               \
+        grad_row_body(t, n, g, a, su, b, sv, d, sd, accumulate);                                                  \
     }
 GRAD_ROW(grad_same, SAME)
 GRAD_ROW(grad_negated, NEGATED)
@@ -270,8 +270,8 @@ static void binary_backward_fast(char op, int rank, const int64_t *shape, const 
                                  const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool accumulate) {
     int64_t g_strides[TENSOR_MAX_RANK], sh[TENSOR_MAX_RANK], st[5][TENSOR_MAX_RANK];
     contiguous_strides(shape, rank, g_strides);
-    int m = merge_dims(rank, shape, 5,
-                               (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides}, sh, st);
+    int m = merge_dims(rank, shape, 5, (const int64_t *[]){g_strides, a_strides, b_strides, ga_strides, gb_strides}, sh,
+                       st);
     if (shape_numel(shape, rank) == 0) return;
     /* one row at a time along the last merged dim (one element is a row of 1), the rows of the
      * last two in a plain loop and an odometer over the dims before them, as in the forward */

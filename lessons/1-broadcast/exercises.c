@@ -19,8 +19,7 @@ void ex1_1_broadcast_by_hand(BroadcastByHand *answer) {
 
 /* 1.2: return numpy's broadcast shape of a and b, or -1 (docs/1-broadcast.md 2.2-2.3).
  * Align the shapes on the right; a missing dim counts as 1; each pair must be equal or 1. */
-int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
-                           int *out_rank) {
+int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {
     EXERCISE_TODO();
     (void)a, (void)a_rank, (void)b, (void)b_rank, (void)out, (void)out_rank;
     return -1;
@@ -28,8 +27,8 @@ int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b
 
 /* 1.3: the strides that read src as the larger shape target (docs/1-broadcast.md 2.4).
  * Walk target's dims; line each one up with src's dim from the right; choose 0 or src's stride. */
-int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
-                            const int64_t *target, int target_rank, int64_t *out_strides) {
+int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                            int target_rank, int64_t *out_strides) {
     EXERCISE_TODO();
     (void)src, (void)src_strides, (void)src_rank, (void)target, (void)target_rank, (void)out_strides;
     return -1;
@@ -38,16 +37,15 @@ int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src
 /* 1.4: the chapter's index map (docs/1-broadcast.md 2.4). For each flat t: unravel t into a
  * target index (last dim first: % then /), map it onto src (index 0 on src's size-1 dims),
  * and ravel that back into a flat src index. */
-void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
-                         int64_t *map) {
+void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank, int64_t *map) {
     EXERCISE_TODO();
     (void)target, (void)target_rank, (void)src, (void)src_rank, (void)map;
 }
 
 /* 1.5: sum grad (shape `shape`) back onto out_shape (docs/1-broadcast.md 2.5). Zero out
  * first, then add every grad[t] into the source element its broadcast read. */
-void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out,
-                        const int64_t *out_shape, int out_rank) {
+void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out, const int64_t *out_shape,
+                        int out_rank) {
     EXERCISE_TODO();
     (void)grad, (void)shape, (void)rank, (void)out, (void)out_shape, (void)out_rank;
 }

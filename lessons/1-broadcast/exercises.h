@@ -32,28 +32,26 @@ void ex1_1_broadcast_by_hand(BroadcastByHand *answer);
 /* 1.2: numpy's broadcasting rule (docs/1-broadcast.md 2.2-2.3). Write the broadcast shape of
  * a (a_rank dims) and b (b_rank dims) into out and its rank into *out_rank, and return 0. If
  * the shapes cannot broadcast, return -1. Ranks may be 0 (a scalar) up to 8; dims may be 0. */
-int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
-                           int *out_rank);
+int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank);
 
 /* 1.3: the stride-0 view (docs/1-broadcast.md 2.4, "the library's way"). A tensor of shape src with
  * strides src_strides is to be read as the larger shape target. Write target_rank strides into
  * out_strides so that element (i0, i1, ...) of the target is read at sum(i_d * out_strides[d]):
  * a dim that src is missing, or has as 1 where target's is larger, gets stride 0; a matching
  * dim keeps its stride. Return 0, or -1 if src does not broadcast to target. */
-int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
-                            const int64_t *target, int target_rank, int64_t *out_strides);
+int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                            int target_rank, int64_t *out_strides);
 
 /* 1.4: the chapter's index map (docs/1-broadcast.md 2.4, "the chapter's way"). src broadcasts to
  * target. For every row-major flat index t of target, write into map[t] the row-major flat
  * index of the element of a contiguous src that position t reads. */
-void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
-                         int64_t *map);
+void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank, int64_t *map);
 
 /* 1.5: the backward of broadcasting (docs/1-broadcast.md 2.5). grad has shape `shape`;
  * out_shape broadcasts to `shape`. Overwrite out (numel(out_shape) floats, which may hold
  * garbage when you get it) with grad summed back onto out_shape: out[j] = the sum of grad[t]
  * over every t whose broadcast reads source element j. */
-void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out,
-                        const int64_t *out_shape, int out_rank);
+void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out, const int64_t *out_shape,
+                        int out_rank);
 
 #endif /* LESSON1_EXERCISES_H */

@@ -26,8 +26,7 @@ void ex1_1_broadcast_by_hand(BroadcastByHand *answer) {
     };
 }
 
-int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out,
-                           int *out_rank) {
+int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {
     int n = a_rank > b_rank ? a_rank : b_rank;
     /* k-th dim from the right: a[a_rank - k], or 1 if a has fewer than k dims */
     for (int k = 1; k <= n; k++) {
@@ -40,12 +39,13 @@ int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b
     return 0;
 }
 
-int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides,
-                            const int64_t *target, int target_rank, int64_t *out_strides) {
+int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,
+                            int target_rank, int64_t *out_strides) {
     if (src_rank > target_rank) return -1;
     for (int k = 1; k <= target_rank; k++) {
         int d = target_rank - k;
-        if (k > src_rank) { /* NOLINT(bugprone-branch-clone): one rule per branch, as in the chapter */
+        /* NOLINTNEXTLINE(bugprone-branch-clone): one rule per branch, as in the chapter */
+        if (k > src_rank) {
             out_strides[d] = 0; /* src has no such dim */
         } else if (src[src_rank - k] == target[d]) {
             out_strides[d] = src_strides[src_rank - k];
@@ -58,8 +58,7 @@ int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src
     return 0;
 }
 
-void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
-                         int64_t *map) {
+void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *src, int src_rank, int64_t *map) {
     int offset = target_rank - src_rank;
     int64_t total = 1;
     for (int d = 0; d < target_rank; d++) total *= target[d];
@@ -79,8 +78,8 @@ void ex1_4_broadcast_map(const int64_t *target, int target_rank, const int64_t *
     }
 }
 
-void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out,
-                        const int64_t *out_shape, int out_rank) {
+void ex1_5_sum_to_shape(const float *grad, const int64_t *shape, int rank, float *out, const int64_t *out_shape,
+                        int out_rank) {
     int64_t n_out = 1, n = 1;
     for (int d = 0; d < out_rank; d++) n_out *= out_shape[d];
     for (int d = 0; d < rank; d++) n *= shape[d];

@@ -55,7 +55,8 @@ static void expect_no_broadcast(const int64_t *a, int a_rank, const int64_t *b, 
     shape_format(a, a_rank, sa, sizeof sa);
     shape_format(b, b_rank, sb, sizeof sb);
     tensor_clear_error();
-    ck_assert_msg(broadcast_shapes(a, a_rank, b, b_rank, out, &rank) == -1, "broadcast_shapes(%s, %s) should fail", sa, sb);
+    ck_assert_msg(broadcast_shapes(a, a_rank, b, b_rank, out, &rank) == -1, "broadcast_shapes(%s, %s) should fail", sa,
+                  sb);
     snprintf(msg, sizeof msg, "operands could not be broadcast together with shapes %s %s", sa, sb);
     EXPECT_ERROR(msg, "broadcast_shapes's message");
 }
@@ -92,7 +93,8 @@ START_TEST(test_chapter_map_table) {
     int64_t map[6];
     ck_assert_int_eq(broadcast_map(DIMS(2, 3), DIMS(3), map), 0);
     const int64_t want[6] = {0, 1, 2, 0, 1, 2};
-    for (int t = 0; t < 6; t++) ck_assert_msg(map[t] == want[t], "map[%d] = %lld, expected %lld", t, (long long)map[t], (long long)want[t]);
+    for (int t = 0; t < 6; t++)
+        ck_assert_msg(map[t] == want[t], "map[%d] = %lld, expected %lld", t, (long long)map[t], (long long)want[t]);
     ck_assert_int_eq(broadcast_map(DIMS(2, 3), DIMS(2, 1), map), 0);
     const int64_t rows[6] = {0, 0, 0, 1, 1, 1};
     for (int t = 0; t < 6; t++) ck_assert_int_eq(map[t], rows[t]);
@@ -103,12 +105,12 @@ END_TEST
 /* ==== numpy's rule, beyond the chapter ==================================================== */
 
 START_TEST(test_rule_edge_cases) {
-    expect_broadcast(NULL, 0, NULL, 0, NULL, 0);                  /* () & () */
-    expect_broadcast(NULL, 0, DIMS(2, 3), DIMS(2, 3));            /* a scalar goes anywhere */
+    expect_broadcast(NULL, 0, NULL, 0, NULL, 0);       /* () & () */
+    expect_broadcast(NULL, 0, DIMS(2, 3), DIMS(2, 3)); /* a scalar goes anywhere */
     expect_broadcast(DIMS(1), NULL, 0, DIMS(1));
-    expect_broadcast(DIMS(0), DIMS(1), DIMS(0));                  /* size 0 matches 1 ... */
-    expect_broadcast(DIMS(0), DIMS(0), DIMS(0));                  /* ... and 0 */
-    expect_no_broadcast(DIMS(0), DIMS(2));                        /* ... and nothing else */
+    expect_broadcast(DIMS(0), DIMS(1), DIMS(0)); /* size 0 matches 1 ... */
+    expect_broadcast(DIMS(0), DIMS(0), DIMS(0)); /* ... and 0 */
+    expect_no_broadcast(DIMS(0), DIMS(2));       /* ... and nothing else */
     expect_broadcast(DIMS(2, 0), DIMS(1), DIMS(2, 0));
     expect_broadcast(DIMS(1, 0), DIMS(3, 1), DIMS(3, 0));
     expect_broadcast(DIMS(8, 1, 6, 1), DIMS(7, 1, 5), DIMS(8, 7, 6, 5)); /* numpy's docs */
@@ -205,8 +207,9 @@ START_TEST(test_expand_is_a_view) {
     ck_assert_int_eq(cols->strides[0], 0);
     ck_assert_int_eq(cols->strides[1], 1);
     ck_assert_int_eq(cols->strides[2], 0);
-    EXPECT_VALUES(tensor_contiguous(cols), VALUES(1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2),
-                  0, "contiguous copy of (2,1) expanded to (4,2,3)");
+    EXPECT_VALUES(tensor_contiguous(cols),
+                  VALUES(1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2), 0,
+                  "contiguous copy of (2,1) expanded to (4,2,3)");
 
     /* a scalar expands to anything, with all strides 0 */
     Tensor *s = tensor_scalar(test_ctx, 7);
@@ -252,7 +255,8 @@ START_TEST(test_sum_to_shape_values) {
     ck_assert_float_eq(tensor_item(total), 21.0f);
     /* an empty tensor sums to 0 */
     EXPECT_VALUES(tensor_sum(tensor_zeros(test_ctx, DIMS(0, 3))), VALUES(0), 0, "sum of a (0,3) tensor");
-    EXPECT_VALUES(tensor_sum_to_shape(tensor_zeros(test_ctx, DIMS(0, 3)), DIMS(3)), VALUES(0, 0, 0), 0, "(0,3) -> (3,)");
+    EXPECT_VALUES(tensor_sum_to_shape(tensor_zeros(test_ctx, DIMS(0, 3)), DIMS(3)), VALUES(0, 0, 0), 0,
+                  "(0,3) -> (3,)");
     /* a view: the sum of a stride-0 view counts each copy */
     Tensor *wide = tensor_expand(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)), DIMS(4, 3));
     EXPECT_VALUES(tensor_sum(wide), VALUES(24), 0, "sum of (3,) expanded to (4,3)");
@@ -327,7 +331,9 @@ START_TEST(test_gradcheck_binary_ops) {
 END_TEST
 
 static Tensor *fn_expand(Tensor *const *in, void *shape) { return tensor_expand(in[0], (const int64_t *)shape, 3); }
-static Tensor *fn_sum_to(Tensor *const *in, void *shape) { return tensor_sum_to_shape(in[0], (const int64_t *)shape, 2); }
+static Tensor *fn_sum_to(Tensor *const *in, void *shape) {
+    return tensor_sum_to_shape(in[0], (const int64_t *)shape, 2);
+}
 static Tensor *fn_sum(Tensor *const *in, void *arg) { return (void)arg, tensor_sum(in[0]); }
 static Tensor *fn_add_scalar(Tensor *const *in, void *arg) { return (void)arg, tensor_add_scalar(in[0], 1.5f); }
 static Tensor *fn_mul_scalar(Tensor *const *in, void *arg) { return (void)arg, tensor_mul_scalar(in[0], -2.5f); }
@@ -362,8 +368,9 @@ START_TEST(test_gradcheck_unary_ops) {
     expect_gradcheck(fn_mul_scalar, NULL, (Tensor *[]){x}, 1, "mul_scalar");
     float powers[] = {2.0f, 3.0f, 0.5f, -1.0f, 0.0f};
     for (int k = 0; k < 5; k++) expect_gradcheck(fn_pow, &powers[k], (Tensor *[]){x}, 1, "pow_scalar");
-    expect_gradcheck(fn_contiguous, NULL, (Tensor *[]){tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3), -1, 1))},
-                     1, "contiguous of an expanded view");
+    expect_gradcheck(fn_contiguous, NULL,
+                     (Tensor *[]){tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(3), -1, 1))}, 1,
+                     "contiguous of an expanded view");
     expect_gradcheck(fn_views, NULL, (Tensor *[]){x, y}, 2, "expand, mul, sum_to_shape");
 }
 END_TEST
@@ -501,8 +508,9 @@ START_TEST(test_random_against_naive) {
         char ka[32], kb[32], sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], context[256];
         Tensor *a = tensor_requires_grad(random_view(&rng, a_shape, a_rank, ka, sizeof ka));
         Tensor *b = tensor_requires_grad(random_view(&rng, b_shape, b_rank, kb, sizeof kb));
-        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: %s (%s) * %s (%s)", (unsigned long long)seed, trial,
-                 shape_format(a_shape, a_rank, sa, sizeof sa), ka, shape_format(b_shape, b_rank, sb, sizeof sb), kb);
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: %s (%s) * %s (%s)", (unsigned long long)seed,
+                 trial, shape_format(a_shape, a_rank, sa, sizeof sa), ka, shape_format(b_shape, b_rank, sb, sizeof sb),
+                 kb);
         ck_assert_msg(a && b, "%s: %s", context, tensor_error());
         Tensor *c = tensor_mul(a, b);
         ck_assert_msg(c != NULL, "%s: %s", context, tensor_error());
@@ -510,7 +518,8 @@ START_TEST(test_random_against_naive) {
         /* forward, and the gradient of sum(w * c) with a random w, by the naive loop */
         Tensor *w = random_tensor(test_ctx, &rng, c->shape, c->rank, -1, 1);
         int64_t n = tensor_numel(c), index[TENSOR_MAX_RANK];
-        float *ga = calloc((size_t)tensor_numel(a) + 1, sizeof(float)), *gb = calloc((size_t)tensor_numel(b) + 1, sizeof(float));
+        float *ga = calloc((size_t)tensor_numel(a) + 1, sizeof(float)),
+              *gb = calloc((size_t)tensor_numel(b) + 1, sizeof(float));
         for (int64_t t = 0; t < n; t++) {
             unravel_index(t, c->shape, c->rank, index);
             float x = naive_read(a, index, c->rank), y = naive_read(b, index, c->rank), wt = tensor_data(w)[t];
@@ -518,8 +527,10 @@ START_TEST(test_random_against_naive) {
                           context, (long long)t, (double)tensor_get(c, index), (double)(x * y));
             /* the element of a (b) this output read, as a flat index of a's own shape */
             int64_t fa = 0, fb = 0;
-            for (int d = 0; d < a->rank; d++) fa = fa * a->shape[d] + (a->shape[d] == 1 ? 0 : index[c->rank - a->rank + d]);
-            for (int d = 0; d < b->rank; d++) fb = fb * b->shape[d] + (b->shape[d] == 1 ? 0 : index[c->rank - b->rank + d]);
+            for (int d = 0; d < a->rank; d++)
+                fa = fa * a->shape[d] + (a->shape[d] == 1 ? 0 : index[c->rank - a->rank + d]);
+            for (int d = 0; d < b->rank; d++)
+                fb = fb * b->shape[d] + (b->shape[d] == 1 ? 0 : index[c->rank - b->rank + d]);
             ga[fa] += wt * y;
             gb[fb] += wt * x;
         }
@@ -570,7 +581,8 @@ START_TEST(test_tiled_ops_against_naive) {
         const char *kernels = use_kernels(modes[trial % n_modes]);
         int rank = (int)rng_int(&rng, 2, 3);
         int64_t shape[3], b_shape[3];
-        for (int d = 0; d < rank; d++) shape[d] = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
+        for (int d = 0; d < rank; d++)
+            shape[d] = rng_int(&rng, 0, 5) == 0 ? rng_int(&rng, 0, 1) : rng_int(&rng, 2, 150);
         if (rank == 3) shape[0] = rng_int(&rng, 1, 3);
         int b_kind = (int)rng_int(&rng, 0, 3); /* b: transposed too, a row (expanded), a column, contiguous */
         for (int d = 0; d < rank; d++) b_shape[d] = shape[d];
@@ -596,8 +608,8 @@ START_TEST(test_tiled_ops_against_naive) {
                 float want = k == 0 ? x + y : k == 1 ? x - y : k == 2 ? x * y : x / y;
                 if (tensor_data(c)[t] != want)
                     ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s(%s): a is %s transposed%s, b is %s %s: "
-                                 "element %lld is %g, expected %g", (unsigned long long)seed, trial,
-                                 kernels, names[k], swapped ? "b, a" : "a, b",
+                                 "element %lld is %g, expected %g",
+                                 (unsigned long long)seed, trial, kernels, names[k], swapped ? "b, a" : "a, b",
                                  shape_format(shape, rank, sa, sizeof sa), trial % 4 >= 2 ? " and flipped" : "",
                                  shape_format(b_shape, rank, sb, sizeof sb), b_kind == 0 ? "transposed" : "contiguous",
                                  (long long)t, (double)tensor_data(c)[t], (double)want);
@@ -615,8 +627,9 @@ START_TEST(test_tiled_ops_against_naive) {
             }
             if (fabs(tensor_data(s)[j] - want) > 1e-4 * (1 + fabs(want)))
                 ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): sum_to_shape(%s transposed) element %lld is %g, "
-                             "expected %g", (unsigned long long)seed, trial, kernels,
-                             shape_format(shape, rank, sa, sizeof sa), (long long)j, (double)tensor_data(s)[j], want);
+                             "expected %g",
+                             (unsigned long long)seed, trial, kernels, shape_format(shape, rank, sa, sizeof sa),
+                             (long long)j, (double)tensor_data(s)[j], want);
         }
     }
 }
@@ -633,11 +646,17 @@ static void check_large_tiled_ops(const char *mode) {
     Tensor *a = transposed_view(&rng, shape, 2, false);
     Tensor *row = random_tensor(test_ctx, &rng, DIMS(n), 0.5f, 2.0f);
     Tensor *plain = random_tensor(test_ctx, &rng, DIMS(n, n), 0.5f, 2.0f);
-    Tensor *other = transposed_view(&rng, shape, 2, true), *column = random_tensor(test_ctx, &rng, DIMS(n, 1), 0.5f, 2.0f);
-    struct { Tensor *x, *y; const char *what; } cases[] = {
-        {a, row, "a transposed - a row"}, {row, a, "a row - a transposed"}, {plain, a, "contiguous - a transposed"},
-        {a, plain, "a transposed - contiguous"}, {a, other, "a transposed - another, flipped"},
-        {column, a, "an (R,1) column - a transposed"}};
+    Tensor *other = transposed_view(&rng, shape, 2, true),
+           *column = random_tensor(test_ctx, &rng, DIMS(n, 1), 0.5f, 2.0f);
+    struct {
+        Tensor *x, *y;
+        const char *what;
+    } cases[] = {{a, row, "a transposed - a row"},
+                 {row, a, "a row - a transposed"},
+                 {plain, a, "contiguous - a transposed"},
+                 {a, plain, "a transposed - contiguous"},
+                 {a, other, "a transposed - another, flipped"},
+                 {column, a, "an (R,1) column - a transposed"}};
     for (int c = 0; c < 6; c++)
         for (int k = 0; k < 2; k++) {
             Tensor *out = k == 0 ? tensor_sub(cases[c].x, cases[c].y) : tensor_div(cases[c].x, cases[c].y);
@@ -677,7 +696,10 @@ static void check_sum_large(const char *mode) {
      * sum alike, so a part added twice, or left out, shows */
     Rng rng = rng_seeded(test_seed());
     for (int64_t i = 0; i < n; i++) exact += v[i] = (float)rng_int(&rng, 0, 1023) * 0.125f;
-    struct { Tensor *x; const char *what; } views[] = {
+    struct {
+        Tensor *x;
+        const char *what;
+    } views[] = {
         {base, "contiguous"},
         {tensor_as_strided(base, DIMS(r, c), STRIDES(-c, -1), n - 1), "both dims reversed"},
         {tensor_as_strided(base, DIMS(r, c), STRIDES(c, -1), c - 1), "each row reversed"},

@@ -29,8 +29,8 @@ void ex1_1_broadcast_by_hand(BroadcastByHand *answer) {
  *                                int *out_rank); out has room for TENSOR_MAX_RANK dims */
 #ifdef COURSE_RUNNER
 static void serve_1_2(Served *s) {
-    served_return_int(s, ex1_2_broadcast_shapes(served_i64s(s, 0), served_int(s, 1), served_i64s(s, 2), served_int(s, 3),
-                                                served_i64s(s, 4), served_ints(s, 5)));
+    served_return_int(s, ex1_2_broadcast_shapes(served_i64s(s, 0), served_int(s, 1), served_i64s(s, 2),
+                                                served_int(s, 3), served_i64s(s, 4), served_ints(s, 5)));
 }
 #else
 int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b_rank, int64_t *out, int *out_rank) {
@@ -51,8 +51,8 @@ int ex1_2_broadcast_shapes(const int64_t *a, int a_rank, const int64_t *b, int b
  * out_strides has room for TENSOR_MAX_RANK */
 #ifdef COURSE_RUNNER
 static void serve_1_3(Served *s) {
-    served_return_int(s, ex1_3_broadcast_strides(served_i64s(s, 0), served_int(s, 1), served_i64s(s, 2), served_i64s(s, 3),
-                                                 served_int(s, 4), served_i64s(s, 5)));
+    served_return_int(s, ex1_3_broadcast_strides(served_i64s(s, 0), served_int(s, 1), served_i64s(s, 2),
+                                                 served_i64s(s, 3), served_int(s, 4), served_i64s(s, 5)));
 }
 #else
 int ex1_3_broadcast_strides(const int64_t *src, int src_rank, const int64_t *src_strides, const int64_t *target,

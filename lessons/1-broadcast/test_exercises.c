@@ -58,22 +58,25 @@ static BroadcastByHand library_answer(void) {
 static void check_ints_1_1(const int64_t *got, const int64_t *want, int n, const char *field, const char *hint) {
     char g[256];
     for (int i = 0; i < n; i++) {
-        ck_assert_msg(got[i] != UNWRITTEN, "exercise 1.1: %s[%d] was never written (it still holds %d, which the test put "
-                      "there before the call)\n    your %s: %s\n    %s", field, i, UNWRITTEN, field,
-                      format_ints(got, n, g, sizeof g), hint);
-        ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, which is not right\n    your %s: %s\n    %s", field, i,
-                      (long long)got[i], field, format_ints(got, n, g, sizeof g), hint);
+        ck_assert_msg(got[i] != UNWRITTEN,
+                      "exercise 1.1: %s[%d] was never written (it still holds %d, which the test put "
+                      "there before the call)\n    your %s: %s\n    %s",
+                      field, i, UNWRITTEN, field, format_ints(got, n, g, sizeof g), hint);
+        ck_assert_msg(got[i] == want[i], "exercise 1.1: %s[%d] is %lld, which is not right\n    your %s: %s\n    %s",
+                      field, i, (long long)got[i], field, format_ints(got, n, g, sizeof g), hint);
     }
 }
 
 static void check_floats_1_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
     for (int i = 0; i < n; i++) {
-        ck_assert_msg(got[i] != UNWRITTEN_FLOAT, "exercise 1.1: %s[%d] was never written (it still holds %g, which the test "
-                      "put there before the call)\n    your %s: %s\n    %s", field, i, (double)UNWRITTEN_FLOAT, field,
-                      format_floats(got, n, g, sizeof g), hint);
-        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 1.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
-                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(got[i] != UNWRITTEN_FLOAT,
+                      "exercise 1.1: %s[%d] was never written (it still holds %g, which the test "
+                      "put there before the call)\n    your %s: %s\n    %s",
+                      field, i, (double)UNWRITTEN_FLOAT, field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f,
+                      "exercise 1.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s", field, i,
+                      (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
     }
 }
 
@@ -84,12 +87,14 @@ START_TEST(test_1_1_forward) {
                    "expected the broadcast shape of (2,3) and (1,3): pair the dims from the right (docs 2.2)");
     /* the usual mistake: counting c's elements, as if c read b element for element */
     bool outside_b = false;
-    for (int i = 0; i < 6; i++) outside_b |= got.b_source[i] != UNWRITTEN && (got.b_source[i] < 0 || got.b_source[i] > 2);
+    for (int i = 0; i < 6; i++)
+        outside_b |= got.b_source[i] != UNWRITTEN && (got.b_source[i] < 0 || got.b_source[i] > 2);
     check_ints_1_1(got.b_source, want.b_source, 6, "b_source",
-                   outside_b ? "b has only 3 elements, so each entry is a flat index of b: 0, 1 or 2. Which one does each "
-                               "element of c read? b's size-1 dim always reads index 0 (docs 2.4)"
-                             : "expected, for each element of c in row-major order, the flat index of the element of b it "
-                               "reads; b's size-1 dim always reads index 0 (docs 2.4)");
+                   outside_b
+                       ? "b has only 3 elements, so each entry is a flat index of b: 0, 1 or 2. Which one does each "
+                         "element of c read? b's size-1 dim always reads index 0 (docs 2.4)"
+                       : "expected, for each element of c in row-major order, the flat index of the element of b it "
+                         "reads; b's size-1 dim always reads index 0 (docs 2.4)");
     check_floats_1_1(got.c, want.c, 6, "c", "expected each element of c to be a's element plus the b element it reads");
 }
 END_TEST
@@ -103,21 +108,25 @@ START_TEST(test_1_1_backward) {
     bool one_copy = true;
     for (int j = 0; j < 3; j++) one_copy &= got.grad_b[j] == 1.0f;
     check_floats_1_1(got.grad_b, want.grad_b, 3, "grad_b",
-                     one_copy ? "expected d sum(c) / d b: yours is the gradient of one element of c, but each b element "
-                                "is read by more than one (b_source says which): add up the gradients of all of them "
-                                "(docs 2.5)"
-                              : "expected d sum(c) / d b: add up d sum(c) / d c over every element of c that reads that "
-                                "b element (docs 2.5)");
+                     one_copy
+                         ? "expected d sum(c) / d b: yours is the gradient of one element of c, but each b element "
+                           "is read by more than one (b_source says which): add up the gradients of all of them "
+                           "(docs 2.5)"
+                         : "expected d sum(c) / d b: add up d sum(c) / d c over every element of c that reads that "
+                           "b element (docs 2.5)");
     const float w[2][3] = {{1, 0, 2}, {3, 1, 0}};
-    char weighted_hint[256] = "expected d sum(w * c) / d b: each element of c that reads a b element now passes back its "
-                              "weight from w = [[1,0,2],[3,1,0]] (docs 2.5)";
+    char weighted_hint[256] =
+        "expected d sum(w * c) / d b: each element of c that reads a b element now passes back its "
+        "weight from w = [[1,0,2],[3,1,0]] (docs 2.5)";
     for (int row = 0; row < 2; row++) {
         bool that_row = true;
         for (int j = 0; j < 3; j++) that_row &= got.grad_b_weighted[j] == w[row][j];
         if (that_row)
-            snprintf(weighted_hint, sizeof weighted_hint, "these are the weights of only row %d of w = [[1,0,2],[3,1,0]]: "
+            snprintf(weighted_hint, sizeof weighted_hint,
+                     "these are the weights of only row %d of w = [[1,0,2],[3,1,0]]: "
                      "each b element is read by an element of c in every row, and each passes back its own weight: add "
-                     "them up (docs 2.5)", row);
+                     "them up (docs 2.5)",
+                     row);
     }
     check_floats_1_1(got.grad_b_weighted, want.grad_b_weighted, 3, "grad_b_weighted", weighted_hint);
 }
@@ -159,10 +168,13 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
     shape_format(a, a_rank, sa, sizeof sa);
     shape_format(b, b_rank, sb, sizeof sb);
     bool same = ones_status == got_status && (got_status != 0 || ones_rank == got_rank);
-    for (int d = 0; d < got_rank && got_rank <= TENSOR_MAX_RANK && same && got_status == 0; d++) same = ones[d] == got[d];
-    ck_assert_msg(same, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): the answer changes with what lies in memory "
+    for (int d = 0; d < got_rank && got_rank <= TENSOR_MAX_RANK && same && got_status == 0; d++)
+        same = ones[d] == got[d];
+    ck_assert_msg(same,
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): the answer changes with what lies in memory "
                   "right before and after a and b, so the code reads outside them. a holds a_rank dims, a[0] to "
-                  "a[a_rank - 1]; a dim that a lacks is not in the array: it counts as 1", context, sa, sb);
+                  "a[a_rank - 1]; a dim that a lacks is not in the array: it counts as 1",
+                  context, sa, sb);
     /* the usual mistake: pairing the dims from the left (a[d] with b[d]) */
     int64_t left[TENSOR_MAX_RANK];
     int left_rank = a_rank > b_rank ? a_rank : b_rank, left_status = 0;
@@ -172,50 +184,65 @@ static void check_pair_1_2(const int64_t *a, int a_rank, const int64_t *b, int b
         if (da != db && da != 1 && db != 1) left_status = -1;
         left[d] = da == 1 ? db : da;
     }
-    bool left_differs = left_status != want_status || (want_status == 0 && !shape_equal(left, left_rank, want, want_rank));
-    bool got_left = got_status == left_status && (left_status != 0 || (got_rank == left_rank &&
-                                                                       shape_equal(got, got_rank, left, left_rank)));
+    bool left_differs =
+        left_status != want_status || (want_status == 0 && !shape_equal(left, left_rank, want, want_rank));
+    bool got_left = got_status == left_status &&
+                    (left_status != 0 || (got_rank == left_rank && shape_equal(got, got_rank, left, left_rank)));
     /* a shape that matches says more than a -1 that matches, which many mistakes return */
-    ck_assert_msg(!left_differs || !got_left || got_status != 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, "
-                  "which is what pairing the dims from the left gives: numpy pairs them from the right (a's last dim with "
-                  "b's last dim), and a shorter shape counts as having 1s on its left. Expected %s", context, sa, sb,
-                  shape_format(got, got_rank, sg, sizeof sg),
-                  want_status == 0 ? shape_format(want, want_rank, sw, sizeof sw) : "-1: they cannot broadcast");
-    ck_assert_msg(!left_differs || !got_left || got_status == 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned "
-                  "%d, expected 0 and the shape %s. Are the dims paired from the left? That gives -1 here, but numpy "
-                  "pairs them from the right (a's last dim with b's last dim), and a shorter shape counts as having 1s on "
-                  "its left", context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(
+        !left_differs || !got_left || got_status != 0,
+        "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, "
+        "which is what pairing the dims from the left gives: numpy pairs them from the right (a's last dim with "
+        "b's last dim), and a shorter shape counts as having 1s on its left. Expected %s",
+        context, sa, sb, shape_format(got, got_rank, sg, sizeof sg),
+        want_status == 0 ? shape_format(want, want_rank, sw, sizeof sw) : "-1: they cannot broadcast");
+    ck_assert_msg(
+        !left_differs || !got_left || got_status == 0,
+        "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned "
+        "%d, expected 0 and the shape %s. Are the dims paired from the left? That gives -1 here, but numpy "
+        "pairs them from the right (a's last dim with b's last dim), and a shorter shape counts as having 1s on "
+        "its left",
+        context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
     if (want_status != 0) {
         ck_assert_msg(got_status == -1,
                       "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected -1: the shapes cannot "
-                      "broadcast", context, sa, sb, got_status);
+                      "broadcast",
+                      context, sa, sb, got_status);
         return;
     }
-    ck_assert_msg(got_status == 0, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected 0 and the shape %s",
-                  context, sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
-    ck_assert_msg(got_rank != UNWRITTEN, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned 0 but never set *out_rank "
-                  "(it still holds %d, which the test put there before the call); expected %d", context, sa, sb, UNWRITTEN,
-                  want_rank);
+    ck_assert_msg(got_status == 0,
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned %d, expected 0 and the shape %s", context,
+                  sa, sb, got_status, shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(got_rank != UNWRITTEN,
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) returned 0 but never set *out_rank "
+                  "(it still holds %d, which the test put there before the call); expected %d",
+                  context, sa, sb, UNWRITTEN, want_rank);
     for (int d = 0; d < want_rank && got_rank == want_rank; d++)
-        ck_assert_msg(got[d] != UNWRITTEN, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): out[%d] was never written (it "
-                      "still holds %d, which the test put there before the call); expected the shape %s", context, sa, sb, d,
-                      UNWRITTEN, shape_format(want, want_rank, sw, sizeof sw));
+        ck_assert_msg(got[d] != UNWRITTEN,
+                      "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s): out[%d] was never written (it "
+                      "still holds %d, which the test put there before the call); expected the shape %s",
+                      context, sa, sb, d, UNWRITTEN, shape_format(want, want_rank, sw, sizeof sw));
     bool unwritten = false;
     for (int d = 0; d < got_rank && d < TENSOR_MAX_RANK; d++) unwritten |= got[d] == UNWRITTEN;
     /* the usual mistakes: the dims written in reverse order, or the larger of a pair (so 0 with 1 gives 1) */
     bool reversed = got_rank == want_rank && !shape_equal(got, got_rank, want, want_rank);
     for (int d = 0; d < want_rank && reversed; d++) reversed = got[d] == want[want_rank - 1 - d];
-    ck_assert_msg(!reversed, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, the right dims in reverse order: "
-                  "the k-th dim from the right goes to out[n - k] (the last one into out[n - 1]), expected %s", context,
-                  sa, sb, shape_format(got, got_rank, sg, sizeof sg), shape_format(want, want_rank, sw, sizeof sw));
+    ck_assert_msg(!reversed,
+                  "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, the right dims in reverse order: "
+                  "the k-th dim from the right goes to out[n - k] (the last one into out[n - 1]), expected %s",
+                  context, sa, sb, shape_format(got, got_rank, sg, sizeof sg),
+                  shape_format(want, want_rank, sw, sizeof sw));
     for (int d = 0; d < want_rank && got_rank == want_rank; d++)
-        ck_assert_msg(got[d] == want[d] || want[d] != 0 || got[d] != 1, "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) "
+        ck_assert_msg(got[d] == want[d] || want[d] != 0 || got[d] != 1,
+                      "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) "
                       "gave %s, expected %s: in dim %d, 0 paired with 1 gives 0. A 1 stretches to match the other dim, "
-                      "whatever its size, so take the dim that is not 1, not the larger of the two", context, sa, sb,
-                      shape_format(got, got_rank, sg, sizeof sg), shape_format(want, want_rank, sw, sizeof sw), d);
+                      "whatever its size, so take the dim that is not 1, not the larger of the two",
+                      context, sa, sb, shape_format(got, got_rank, sg, sizeof sg),
+                      shape_format(want, want_rank, sw, sizeof sw), d);
     ck_assert_msg(got_rank == want_rank && shape_equal(got, got_rank, want, want_rank),
                   "exercise 1.2%s: ex1_2_broadcast_shapes(%s, %s) gave %s, expected %s%s", context, sa, sb,
-                  got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg) : "an impossible rank",
+                  got_rank >= 0 && got_rank <= TENSOR_MAX_RANK ? shape_format(got, got_rank, sg, sizeof sg)
+                                                               : "an impossible rank",
                   shape_format(want, want_rank, sw, sizeof sw),
                   unwritten ? " (a -999 in it was never written: the test put it there before the call)" : "");
 }
@@ -297,12 +324,9 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
     int left_status = src_rank > target_rank ? -1 : 0;
     for (int d = 0; d < target_rank && left_status == 0; d++) {
         /* cppcheck-suppress nullPointer ; src is NULL only for src_rank 0, and d >= src_rank is tested first */
-        if (d >= src_rank || (src[d] == 1 && target[d] != 1))
-            left[d] = 0;
-        else if (src[d] == target[d])
-            left[d] = src_strides[d];
-        else
-            left_status = -1;
+        if (d >= src_rank || (src[d] == 1 && target[d] != 1)) left[d] = 0;
+        else if (src[d] == target[d]) left[d] = src_strides[d];
+        else left_status = -1;
     }
     bool left_differs = left_status != want_status, got_left = got_status == left_status;
     for (int d = 0; d < target_rank && left_status == 0; d++) {
@@ -310,52 +334,64 @@ static void check_strides_1_3(const int64_t *src, int src_rank, const int64_t *s
         got_left &= target[d] <= 1 || got[d] == left[d];
     }
     /* strides that match say more than a -1 that matches, which many mistakes return */
-    ck_assert_msg(!left_differs || !got_left || got_status != 0, "exercise 1.3%s: reading shape %s (strides %s) as %s: "
-                  "the strides %s are what lining src's dims up with target's from the left gives: line them up from the "
-                  "right, src's last dim with target's last dim (the dims src is missing are target's first ones)",
-                  context, ss, sst, st, shape_format(got, target_rank, sg, sizeof sg));
-    ck_assert_msg(!left_differs || !got_left || got_status == 0, "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, "
-                  "so ex1_3_broadcast_strides should return 0, not %d. Are src's dims lined up with target's from the "
-                  "left? That gives -1 here: line them up from the right, src's last dim with target's last dim (the dims "
-                  "src is missing are target's first ones)", context, ss, sst, st, got_status);
+    ck_assert_msg(
+        !left_differs || !got_left || got_status != 0,
+        "exercise 1.3%s: reading shape %s (strides %s) as %s: "
+        "the strides %s are what lining src's dims up with target's from the left gives: line them up from the "
+        "right, src's last dim with target's last dim (the dims src is missing are target's first ones)",
+        context, ss, sst, st, shape_format(got, target_rank, sg, sizeof sg));
+    ck_assert_msg(
+        !left_differs || !got_left || got_status == 0,
+        "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, "
+        "so ex1_3_broadcast_strides should return 0, not %d. Are src's dims lined up with target's from the "
+        "left? That gives -1 here: line them up from the right, src's last dim with target's last dim (the dims "
+        "src is missing are target's first ones)",
+        context, ss, sst, st, got_status);
     if (want_status != 0) {
-        ck_assert_msg(got_status == -1, "exercise 1.3%s: shape %s cannot be broadcast to %s, so "
-                      "ex1_3_broadcast_strides should return -1, not %d", context, ss, st, got_status);
+        ck_assert_msg(got_status == -1,
+                      "exercise 1.3%s: shape %s cannot be broadcast to %s, so "
+                      "ex1_3_broadcast_strides should return -1, not %d",
+                      context, ss, st, got_status);
         return;
     }
-    ck_assert_msg(got_status == 0, "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, so "
-                  "ex1_3_broadcast_strides should return 0, not %d", context, ss, sst, st, got_status);
+    ck_assert_msg(got_status == 0,
+                  "exercise 1.3%s: shape %s (strides %s) broadcasts to %s, so "
+                  "ex1_3_broadcast_strides should return 0, not %d",
+                  context, ss, sst, st, got_status);
     /* A stride along a dim of size 0 or 1 is never used to move, so any value is right there. */
     for (int d = 0; d < target_rank; d++) {
         if (target[d] > 1 && got[d] == UNWRITTEN)
-            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: the stride of dim %d was never written (it "
-                         "still holds %d, which the test put there before the call); expected %lld", context, ss, sst, st, d,
-                         UNWRITTEN, (long long)want[d]);
+            ck_abort_msg(
+                "exercise 1.3%s: reading shape %s (strides %s) as %s: the stride of dim %d was never written (it "
+                "still holds %d, which the test put there before the call); expected %lld",
+                context, ss, sst, st, d, UNWRITTEN, (long long)want[d]);
         int k = target_rank - d, from = src_rank - k; /* target dim d reads src dim `from`, if k <= src_rank */
         if (target[d] > 1 && got[d] != want[d] && k <= src_rank && src[from] == 1 && got[d] == src_strides[from])
-            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, src's stride for "
-                         "its dim %d. That dim has size 1 and target's has %lld: every index along it reads src's one "
-                         "element, so its stride is 0, not src's stride", context, ss, sst, st, d, (long long)got[d], from,
-                         (long long)target[d]);
+            ck_abort_msg(
+                "exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, src's stride for "
+                "its dim %d. That dim has size 1 and target's has %lld: every index along it reads src's one "
+                "element, so its stride is 0, not src's stride",
+                context, ss, sst, st, d, (long long)got[d], from, (long long)target[d]);
         int64_t contiguous = 1; /* the stride src's dim `from` would have if src were contiguous */
         for (int e = from + 1; e < src_rank && k <= src_rank; e++) contiguous *= src[e];
         if (target[d] > 1 && got[d] != want[d] && k <= src_rank && src[from] == target[d] && got[d] == contiguous)
-            ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, the stride a "
-                         "contiguous src would have, but src's strides are %s: keep src_strides[%d] (%lld). src may be a "
-                         "view, transposed or sliced, whose strides are not the contiguous ones", context, ss, sst, st, d,
-                         (long long)got[d], sst, from, (long long)src_strides[from]);
+            ck_abort_msg(
+                "exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, the stride a "
+                "contiguous src would have, but src's strides are %s: keep src_strides[%d] (%lld). src may be a "
+                "view, transposed or sliced, whose strides are not the contiguous ones",
+                context, ss, sst, st, d, (long long)got[d], sst, from, (long long)src_strides[from]);
         if (target[d] > 1 && got[d] != want[d])
             ck_abort_msg("exercise 1.3%s: reading shape %s (strides %s) as %s: stride of dim %d is %lld, expected "
-                         "%lld\n    got      %s\n    expected %s", context, ss, sst, st, d, (long long)got[d],
-                         (long long)want[d], shape_format(got, target_rank, sg, sizeof sg),
-                         shape_format(want, target_rank, sw, sizeof sw));
+                         "%lld\n    got      %s\n    expected %s",
+                         context, ss, sst, st, d, (long long)got[d], (long long)want[d],
+                         shape_format(got, target_rank, sg, sizeof sg), shape_format(want, target_rank, sw, sizeof sw));
     }
 }
 
 START_TEST(test_1_3_examples) {
     check_strides_1_3(DIMS(3), STRIDES(1), DIMS(2, 3), "");       /* (3,) -> (2,3): (0,1) */
     check_strides_1_3(DIMS(2, 1), STRIDES(1, 1), DIMS(2, 3), ""); /* (2,1) -> (2,3): (1,0) */
-    check_strides_1_3(NULL, 0, NULL, DIMS(2, 3), "");          /* a scalar: (0,0) */
+    check_strides_1_3(NULL, 0, NULL, DIMS(2, 3), "");             /* a scalar: (0,0) */
     check_strides_1_3(DIMS(2, 3), STRIDES(3, 1), DIMS(4, 2, 3), "");
     check_strides_1_3(DIMS(2, 3), STRIDES(3, 1), DIMS(2, 3), "");
     check_strides_1_3(DIMS(1, 3), STRIDES(3, 1), DIMS(5, 4, 3), "");
@@ -405,8 +441,9 @@ static const char *const mistake_1_4[MISTAKES_1_4] = {
                     "index 0, and every position of target reads that one",
     [FROM_LEFT] = "this is the map of src's dims lined up with target's first dims: line them up from the right, src "
                   "dim d with target dim d + (target_rank - src_rank)",
-    [TARGET_DIMS] = "this is the map whose source index was raveled with target's dims: map holds flat indices of src, so "
-                    "ravel it with src's dims (s = s * src[d] + i)",
+    [TARGET_DIMS] =
+        "this is the map whose source index was raveled with target's dims: map holds flat indices of src, so "
+        "ravel it with src's dims (s = s * src[d] + i)",
 };
 
 static void mistaken_map_1_4(int mistake, const int64_t *target, int target_rank, const int64_t *src, int src_rank,
@@ -422,9 +459,11 @@ static void mistaken_map_1_4(int mistake, const int64_t *target, int target_rank
     }
 }
 
-static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank, const char *context) {
+static void check_map_1_4(const int64_t *target, int target_rank, const int64_t *src, int src_rank,
+                          const char *context) {
     int64_t n = shape_numel(target, target_rank);
-    int64_t *want = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *want), *got = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *got);
+    int64_t *want = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *want),
+            *got = malloc((size_t)(n + OUTPUT_GUARD) * sizeof *got);
     ck_assert(want && got);
     for (int64_t t = 0; t < n + OUTPUT_GUARD; t++) got[t] = UNWRITTEN; /* map, then a guard region behind it */
     ck_assert_int_eq(broadcast_map(target, target_rank, src, src_rank, want), 0);
@@ -448,13 +487,13 @@ static void check_map_1_4(const int64_t *target, int target_rank, const int64_t 
             char value[64];
             if (got_t == UNWRITTEN)
                 snprintf(value, sizeof value, "was never written (it still holds %d from before the call)", UNWRITTEN);
-            else
-                snprintf(value, sizeof value, "is %lld", got_t);
+            else snprintf(value, sizeof value, "is %lld", got_t);
             ck_abort_msg("exercise 1.4%s: map for %s -> %s: map[%lld] (target index %s) %s, expected %lld\n"
-                         "    got      %s\n    expected %s%s%s", context, shape_format(src, src_rank, ss, sizeof ss),
+                         "    got      %s\n    expected %s%s%s",
+                         context, shape_format(src, src_rank, ss, sizeof ss),
                          shape_format(target, target_rank, st, sizeof st), (long long)t,
-                         shape_format(index, target_rank, idx, sizeof idx), value, want_t, g, w, *because ? "\n    " : "",
-                         because);
+                         shape_format(index, target_rank, idx, sizeof idx), value, want_t, g, w,
+                         *because ? "\n    " : "", because);
         }
     }
     bool past_end = false;
@@ -525,21 +564,30 @@ static void check_sum_1_5(const float *grad, const int64_t *shape, int rank, con
         assigned = assigned && got[j] == last[j];
         averaged = averaged && fabsf(got[j] * ((float)n / (float)n_out) - sum) <= 1e-4f * (1 + fabsf(sum));
     }
-    bool repeated = wrong && values_close(got, tiled, n_out, 1e-5f) &&
-                    !values_close(tiled, tensor_data(want), n_out, 1e-5f);
+    bool repeated =
+        wrong && values_close(got, tiled, n_out, 1e-5f) && !values_close(tiled, tensor_data(want), n_out, 1e-5f);
     free(map), free(last), free(tiled);
-    ck_assert_msg(!assigned || !averaged, "%s: each element of out holds the last gradient that reads it, which here is "
-                  "also the mean of the gradients that read it, where it should hold their sum: add each grad[t] into its "
-                  "element (+=) instead of writing it with =, and do not divide the sum", what);
-    ck_assert_msg(!assigned, "%s: each element of out holds only the last gradient that reads it, not their sum: add each "
-                  "grad[t] into its element (+=) instead of writing it with =", what);
-    ck_assert_msg(!averaged, "%s: each element of out holds the mean of the gradients that read it, not their sum: do not "
-                  "divide by the number of copies (%lld); each copy's gradient adds to its source element", what,
-                  (long long)(n / n_out));
-    ck_assert_msg(!repeated, "%s: each out[j] is the sum of grad[t] over every t with t %% numel(out) == j, as if out "
-                  "were repeated end to end in grad. That is right only when the dims out_shape lacks are all on the "
-                  "left; here out_shape has a size-1 dim that was stretched. Find the element each grad[t] reads with the "
-                  "index map (1.4)", what);
+    ck_assert_msg(
+        !assigned || !averaged,
+        "%s: each element of out holds the last gradient that reads it, which here is "
+        "also the mean of the gradients that read it, where it should hold their sum: add each grad[t] into its "
+        "element (+=) instead of writing it with =, and do not divide the sum",
+        what);
+    ck_assert_msg(!assigned,
+                  "%s: each element of out holds only the last gradient that reads it, not their sum: add each "
+                  "grad[t] into its element (+=) instead of writing it with =",
+                  what);
+    ck_assert_msg(!averaged,
+                  "%s: each element of out holds the mean of the gradients that read it, not their sum: do not "
+                  "divide by the number of copies (%lld); each copy's gradient adds to its source element",
+                  what, (long long)(n / n_out));
+    ck_assert_msg(
+        !repeated,
+        "%s: each out[j] is the sum of grad[t] over every t with t %% numel(out) == j, as if out "
+        "were repeated end to end in grad. That is right only when the dims out_shape lacks are all on the "
+        "left; here out_shape has a size-1 dim that was stretched. Find the element each grad[t] reads with the "
+        "index map (1.4)",
+        what);
     expect_read_inside(got, tensor_data(want), n_out, what);
     expect_sums(got, tensor_data(want), n_out, n_out > 0 ? n / n_out : 0, 12345.0f, 1e-5f, what);
     EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-5f, what);
@@ -556,7 +604,8 @@ START_TEST(test_1_5_examples) {
     check_sum_1_5(g, DIMS(2, 1, 3), DIMS(1, 3), ""); /* a missing dim and a size-1 dim */
     check_sum_1_5(g, DIMS(0, 3), DIMS(3), "");       /* no rows: zeros */
     /* gradients are rarely whole numbers: a sum kept in an int passes every case above */
-    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f}, tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f},
+                tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
     check_sum_1_5(fractions, DIMS(2, 3), DIMS(3), "");    /* [4, 1.375, -3.125] */
     check_sum_1_5(fractions, DIMS(2, 3), DIMS(2, 1), ""); /* [-1, 3.25] */
     check_sum_1_5(tenths, DIMS(3, 2), NULL, 0, "");       /* 2.1 */
@@ -582,6 +631,7 @@ START_TEST(test_1_5_random_shapes) {
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"1.1", "broadcast [2,3] + [1,3] by hand", 2, probe_1_1, {test_1_1_forward, test_1_1_backward}},
         {"1.2", "broadcast_shapes: numpy's rule", 3, probe_1_2,
@@ -591,5 +641,6 @@ int main(int argc, char **argv) {
          {test_1_4_chapter_table, test_1_4_random_shapes}},
         {"1.5", "sum_to_shape: the gradient summed back", 4, probe_1_5, {test_1_5_examples, test_1_5_random_shapes}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

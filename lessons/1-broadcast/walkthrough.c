@@ -84,7 +84,10 @@ static void section_alignment(void) {
         printf("%-24s ", cell);
         if (ib >= 0) snprintf(cell, sizeof cell, "b[%d] = %lld", ib, (long long)db);
         else snprintf(cell, sizeof cell, "b has no dim here -> 1");
-        printf("%-24s %-10s %lld\n", cell, da == db ? "equal" : da == 1 ? "da == 1" : "db == 1",
+        printf("%-24s %-10s %lld\n", cell,
+               da == db  ? "equal"
+               : da == 1 ? "da == 1"
+                         : "db == 1",
                (long long)(da == 1 ? db : da));
     }
     broadcast_shapes(a, a_rank, b, b_rank, out, &rank);
@@ -96,7 +99,8 @@ static void scenario(Ctx *ctx, int number, const int64_t *a_shape, int a_rank, c
     Tensor *a = tensor_zeros(ctx, a_shape, a_rank), *b = tensor_zeros(ctx, b_shape, b_rank);
     Tensor *c = tensor_add(a, b);
     printf("  %d. %-8s + %-6s %-26s", number, shape_format(a_shape, a_rank, sa, sizeof sa),
-           shape_format(b_shape, b_rank, sb, sizeof sb), pairs(a_shape, a_rank, b_shape, b_rank, compared, sizeof compared));
+           shape_format(b_shape, b_rank, sb, sizeof sb),
+           pairs(a_shape, a_rank, b_shape, b_rank, compared, sizeof compared));
     if (c) printf("-> %s\n", shape_format(c->shape, c->rank, so, sizeof so));
     else printf("-> error:\n     %s\n", tensor_error());
 }

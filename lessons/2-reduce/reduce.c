@@ -65,7 +65,6 @@ Tensor *tensor_sum_last_dim(Tensor *x) {
 
 /* ==== sum over any axis ==================================================================  */
 
-
 /* The view of x without its axis a, which has size 1. The elements and their row-major
  * order do not change, so the gradients line up one to one. */
 static void squeeze_backward(Tensor *out) {
@@ -133,7 +132,8 @@ Tensor *tensor_mse_loss(Tensor *pred, Tensor *target) {
     if (!shape_equal(pred->shape, pred->rank, target->shape, target->rank))
         return tensor_set_error("mse_loss: pred has shape %s but target has shape %s; they must be the same",
                                 shape_format(pred->shape, pred->rank, sp, sizeof sp),
-                                shape_format(target->shape, target->rank, st, sizeof st)), NULL;
+                                shape_format(target->shape, target->rank, st, sizeof st)),
+               NULL;
     /* sum((pred - target)^2) / N, op by op as the chapter writes it */
     Tensor *squared = tensor_pow_scalar(tensor_sub(pred, target), 2.0f);
     return tensor_mul_scalar(tensor_sum(squared), 1.0f / (float)tensor_numel(pred));

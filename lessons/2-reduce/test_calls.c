@@ -77,5 +77,6 @@ Tensor *ex2_4_mse_loss(Tensor *pred, Tensor *target) {
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"2.1", serve_2_1}, {"2.2", serve_2_2}, {"2.3", serve_2_3}, {"2.4", serve_2_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"2.1", serve_2_1}, {"2.2", serve_2_2}, {"2.3", serve_2_3}, {"2.4", serve_2_4}, {NULL, NULL}};
 #endif

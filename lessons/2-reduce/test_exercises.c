@@ -17,8 +17,10 @@
  * composes the ops it was asked to. */
 static void expect_op(const Tensor *t, const char *function, const char *op, const char *exercise, const char *what) {
     ck_assert_msg(t != NULL, "exercise %s returned NULL: %s", exercise, tensor_error() ? tensor_error() : "(no error)");
-    ck_assert_msg(!strcmp(t->op, op), "exercise %s: %s should come from %s (the op \"%s\" on the tape), but it was made "
-                  "by the op \"%s\"", exercise, what, function, op, t->op);
+    ck_assert_msg(!strcmp(t->op, op),
+                  "exercise %s: %s should come from %s (the op \"%s\" on the tape), but it was made "
+                  "by the op \"%s\"",
+                  exercise, what, function, op, t->op);
 }
 
 /* ==== 2.1 row mean ======================================================================= */
@@ -44,15 +46,18 @@ static void check_row_mean(Tensor *x, const char *context) {
                    !values_close(tensor_data(got), tensor_data(want), rows, 1e-5f);
     for (int64_t p = 0; p < rows && divided; p++)
         divided = fabsf(tensor_data(got)[p] * by - tensor_data(sums)[p]) <= 1e-4f * (1 + fabsf(tensor_data(sums)[p]));
-    ck_assert_msg(!divided, "%s: each row sum was divided by %g; a row's mean divides by D = %lld, the size of the last "
-                  "dim (x->shape[x->rank - 1], the length of a row)", message, (double)roundf(by), (long long)length);
+    ck_assert_msg(!divided,
+                  "%s: each row sum was divided by %g; a row's mean divides by D = %lld, the size of the last "
+                  "dim (x->shape[x->rank - 1], the length of a row)",
+                  message, (double)roundf(by), (long long)length);
     EXPECT_VALUES_ARRAY(got, tensor_data(want), tensor_numel(want), 1e-5f, message);
 
     /* the gradient: with upstream u[p] on row p's mean, each x[p, j] gets u[p] / D */
     Rng rng = rng_seeded(test_seed());
     Tensor *u = random_tensor(test_ctx, &rng, got->shape, got->rank, -1, 1);
     tensor_zero_grad(x);
-    ck_assert_msg(got->requires_grad, "%s: the result does not require grad, so no gradient can reach x: it was made from "
+    ck_assert_msg(got->requires_grad,
+                  "%s: the result does not require grad, so no gradient can reach x: it was made from "
                   "something that is not on x's tape (a copy of x's values?). Compose it from ops applied to x itself",
                   message);
     ck_assert_int_eq(tensor_backward_from(got, u), 0);
@@ -115,21 +120,23 @@ static void check_backward_2_2(const float *g, int64_t rows, int64_t d, const ch
     }
     ex2_2_sum_last_dim_backward(g, rows, d, got);
     char what[512], gs[256];
-    snprintf(what, sizeof what, "exercise 2.2%s: rows = %lld, d = %lld, g = %s, gx starting at [100, 101, ...]", context,
-             (long long)rows, (long long)d, format_floats(g, rows, gs, sizeof gs));
+    snprintf(what, sizeof what, "exercise 2.2%s: rows = %lld, d = %lld, g = %s, gx starting at [100, 101, ...]",
+             context, (long long)rows, (long long)d, format_floats(g, rows, gs, sizeof gs));
     float fresh = n > 0 ? want[0] - 100.0f : 0.0f; /* gx[0]'s gradient alone, without what gx held */
     ck_assert_msg(!(n > 0 && fabsf(got[0] - fresh) < 1e-6f && want[0] != got[0]),
                   "%s: gx[0] is %g, the new gradient alone: add it to what gx already holds (+=), do not overwrite gx",
                   what, (double)fresh);
     for (int64_t i = 0; i < n; i++) {
         if (fabsf(got[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i]))) continue;
-        ck_assert_msg(got[i] != 100.0f + (float)i, "%s: gx[%lld] is still %g, what it held before the call: add row %lld's "
-                      "gradient g[%lld] into it", what, (long long)i, (double)got[i], (long long)(i / d), (long long)(i / d));
+        ck_assert_msg(got[i] != 100.0f + (float)i,
+                      "%s: gx[%lld] is still %g, what it held before the call: add row %lld's "
+                      "gradient g[%lld] into it",
+                      what, (long long)i, (double)got[i], (long long)(i / d), (long long)(i / d));
         for (int64_t q = 0; q < rows; q++) /* another row's gradient */
             ck_assert_msg(q == i / d || g[q] == g[i / d] || got[i] != 100.0f + (float)i + g[q],
                           "%s: gx[%lld], in row %lld, got g[%lld] = %g added: every element of row p gets g[p], the "
-                          "gradient of row p's sum (is g indexed by the column?)", what, (long long)i, (long long)(i / d),
-                          (long long)q, (double)g[q]);
+                          "gradient of row p's sum (is g indexed by the column?)",
+                          what, (long long)i, (long long)(i / d), (long long)q, (double)g[q]);
         break;
     }
     EXPECT_OUTPUT(got, n, -7.0f, want, 1e-5f, what);
@@ -162,7 +169,6 @@ END_TEST
 
 /* ==== 2.3 sum over an axis =============================================================== */
 
-
 static void probe_2_3(void) {
     float x[6] = {1, 2, 3, 4, 5, 6}, out[3];
     ex2_3_sum_axis(x, DIMS(2, 3), 0, out);
@@ -182,9 +188,12 @@ static void check_sum_axis_2_3(const float *x, const int64_t *shape, int rank, i
              shape_format(shape, rank, s, sizeof s), format_literal(x, shape, rank, values, sizeof values), axis);
     /* = for +=: each element keeps the last value along the axis */
     bool assigned = length > 1 && n_out > 0 && !values_close(got, tensor_data(want), n_out, 1e-4f);
-    for (int64_t j = 0; j < n_out; j++) assigned = assigned && got[j] == x[((j / inner) * length + length - 1) * inner + j % inner];
-    ck_assert_msg(!assigned, "%s: each element of out holds only the last value along axis %d, not the sum: add every "
-                  "value into it (+=) instead of writing it with =", what, axis);
+    for (int64_t j = 0; j < n_out; j++)
+        assigned = assigned && got[j] == x[((j / inner) * length + length - 1) * inner + j % inner];
+    ck_assert_msg(!assigned,
+                  "%s: each element of out holds only the last value along axis %d, not the sum: add every "
+                  "value into it (+=) instead of writing it with =",
+                  what, axis);
     expect_read_inside(got, tensor_data(want), n_out, what);
     expect_sums(got, tensor_data(want), n_out, length, 12345.0f, 1e-4f, what);
     EXPECT_OUTPUT(got, n_out, 12345.0f, tensor_data(want), 1e-4f, what);
@@ -202,7 +211,8 @@ START_TEST(test_2_3_examples) {
     check_sum_axis_2_3(x, DIMS(0, 3), 0, ""); /* summing nothing gives 0 */
     check_sum_axis_2_3(x, DIMS(3, 0), 0, ""); /* an empty result */
     /* values with fractions: a sum kept in an int passes every case above */
-    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f}, tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+    const float fractions[6] = {0.5f, 1.25f, -2.75f, 3.5f, 0.125f, -0.375f},
+                tenths[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
     check_sum_axis_2_3(fractions, DIMS(2, 3), 0, ""); /* [4, 1.375, -3.125] */
     check_sum_axis_2_3(fractions, DIMS(2, 3), 1, ""); /* [-1, 3.25] */
     check_sum_axis_2_3(tenths, DIMS(3, 2), 0, "");    /* [0.9, 1.2] */
@@ -249,9 +259,11 @@ static void check_mse(Tensor *pred, Tensor *target, const char *what) {
      * the tape's tensors are stand-ins that hold no values) */
     int64_t count = tensor_numel(pred);
     float sum = tensor_data(want)[0] * (float)count, by = tensor_data(got)[0] != 0 ? sum / tensor_data(got)[0] : 0;
-    ck_assert_msg(close_to(tensor_data(got)[0], tensor_data(want)[0]) || !(by > 0.5f && fabsf(by - roundf(by)) < 1e-3f),
-                  "%s: the loss is %g, the sum of the squares (%g) divided by %g, where the mean divides by N = %lld, the "
-                  "number of elements", message, (double)tensor_data(got)[0], (double)sum, (double)roundf(by), (long long)count);
+    ck_assert_msg(
+        close_to(tensor_data(got)[0], tensor_data(want)[0]) || !(by > 0.5f && fabsf(by - roundf(by)) < 1e-3f),
+        "%s: the loss is %g, the sum of the squares (%g) divided by %g, where the mean divides by N = %lld, the "
+        "number of elements",
+        message, (double)tensor_data(got)[0], (double)sum, (double)roundf(by), (long long)count);
     EXPECT_VALUES_ARRAY(got, tensor_data(want), 1, 1e-5f, message);
     /* d loss / d pred = 2 (pred - target) / N */
     tensor_zero_grad(pred);
@@ -282,18 +294,21 @@ START_TEST(test_2_4_random_shapes) {
         snprintf(what, sizeof what, "pred of shape %s, %s, and target %s (COURSE_SEED=%llu)",
                  shape_format(pred->shape, pred->rank, s, sizeof s),
                  format_literal(tensor_data(pred), pred->shape, pred->rank, ps, sizeof ps),
-                 format_literal(tensor_data(target), target->shape, target->rank, ts, sizeof ts), (unsigned long long)test_seed());
+                 format_literal(tensor_data(target), target->shape, target->rank, ts, sizeof ts),
+                 (unsigned long long)test_seed());
         check_mse(pred, target, what);
     }
 }
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"2.1", "row mean from sum_last_dim and mul_scalar", 2, probe_2_1, {test_2_1_chapter_example, test_2_1_other_shapes}},
         {"2.2", "sum_last_dim's backward", 3, probe_2_2, {test_2_2_chapter_example, test_2_2_edge_and_random}},
         {"2.3", "sum over any axis", 4, probe_2_3, {test_2_3_examples, test_2_3_random_shapes}},
         {"2.4", "the MSE loss, the chapter's way", 2, probe_2_4, {test_2_4_example, test_2_4_random_shapes}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

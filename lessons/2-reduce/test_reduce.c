@@ -120,7 +120,8 @@ START_TEST(test_sum_axis) {
     Tensor *cube = tensor_from(test_ctx, DIMS(2, 2, 2), VALUES(1, 2, 3, 4, 5, 6, 7, 8));
     EXPECT_VALUES(tensor_sum_axis(cube, 1, false), VALUES(4, 6, 12, 14), 0, "the middle axis of (2,2,2)");
     /* the same reduction three ways */
-    Tensor *a = tensor_sum_last_dim(cube), *b = tensor_sum_axis(cube, -1, true), *c = tensor_sum_to_shape(cube, DIMS(2, 2, 1));
+    Tensor *a = tensor_sum_last_dim(cube), *b = tensor_sum_axis(cube, -1, true),
+           *c = tensor_sum_to_shape(cube, DIMS(2, 2, 1));
     EXPECT_VALUES(a, VALUES(3, 7, 11, 15), 0, "sum_last_dim");
     EXPECT_VALUES_ARRAY(b, tensor_data(a), 4, 0, "sum_axis(-1, keepdim)");
     EXPECT_VALUES_ARRAY(c, tensor_data(a), 4, 0, "sum_to_shape (2,2,1)");
@@ -330,16 +331,18 @@ END_TEST
  * base[offset + sum_d i_d * strides[d]], whatever the layout. */
 static Tensor *layout_view(Rng *rng, const int64_t *shape, int rank, int layout, const char **kind) {
     int64_t base_shape[TENSOR_MAX_RANK], base_strides[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK], offset = 0;
-    static const char *const kinds[] = {"contiguous", "transposed (every dim reversed)", "an offset window into a padded buffer",
-                                        "walked backwards (negative strides)", "expanded (stride 0) along its first dim"};
+    static const char *const kinds[] = {"contiguous", "transposed (every dim reversed)",
+                                        "an offset window into a padded buffer", "walked backwards (negative strides)",
+                                        "expanded (stride 0) along its first dim"};
     *kind = kinds[layout];
     if (layout == 0 || shape_numel(shape, rank) == 0) return random_tensor(test_ctx, rng, shape, rank, -1, 1);
-    for (int d = 0; d < rank; d++) base_shape[d] = layout == 1 ? shape[rank - 1 - d] : layout == 2 ? shape[d] + 2 : shape[d];
+    for (int d = 0; d < rank; d++)
+        base_shape[d] = layout == 1 ? shape[rank - 1 - d] : layout == 2 ? shape[d] + 2 : shape[d];
     if (layout == 4) base_shape[0] = 1;
     contiguous_strides(base_shape, rank, base_strides);
     for (int d = 0; d < rank; d++) {
         strides[d] = layout == 1 ? base_strides[rank - 1 - d] : layout == 3 ? -base_strides[d] : base_strides[d];
-        if (layout == 2) offset += base_strides[d];                   /* start one step in along every dim */
+        if (layout == 2) offset += base_strides[d];                  /* start one step in along every dim */
         if (layout == 3) offset += (shape[d] - 1) * base_strides[d]; /* start at the far corner */
     }
     if (layout == 4) strides[0] = 0;
@@ -397,13 +400,18 @@ START_TEST(test_kernel_layouts_and_edge_sizes) {
                     for (int a = -1; a < rank; a++) { /* a = -1: sum_last_dim */
                         snprintf(context, sizeof context, "COURSE_SEED=%llu, %s kernels: %s of %s (%s)",
                                  (unsigned long long)test_seed(), kernels,
-                                 a < 0 ? "sum_last_dim" : a == 0 ? "sum_axis 0" : a == 1 ? "sum_axis 1" : "sum_axis 2", sx, kind);
+                                 a < 0    ? "sum_last_dim"
+                                 : a == 0 ? "sum_axis 0"
+                                 : a == 1 ? "sum_axis 1"
+                                          : "sum_axis 2",
+                                 sx, kind);
                         Tensor *out = a < 0 ? tensor_sum_last_dim(x) : tensor_sum_axis(x, a, true);
                         ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
                         check_sum(x, out, a < 0 ? rank - 1 : a, context);
                     }
                     /* the mean over an axis is that sum times 1/n */
-                    Tensor *mean = EXPECT_OK(tensor_mean_axis(x, 0, true)), *sum = EXPECT_OK(tensor_sum_axis(x, 0, true));
+                    Tensor *mean = EXPECT_OK(tensor_mean_axis(x, 0, true)),
+                           *sum = EXPECT_OK(tensor_sum_axis(x, 0, true));
                     for (int64_t i = 0; i < tensor_numel(sum); i++)
                         ck_assert_float_eq(tensor_data(mean)[i], tensor_data(sum)[i] * (1.0f / (float)shape[0]));
                 }
@@ -414,9 +422,10 @@ END_TEST
 
 START_TEST(test_kernel_special_values) {
     /* inf, nan and -0 go through the kernel's vector adds like through a plain loop */
-    Tensor *x = tensor_from(test_ctx, DIMS(3, 9), VALUES(1, 2, 3, 4, 5, 6, 7, 8, INFINITY,   /* a row with inf */
-                                                         1, 2, 3, NAN, 5, 6, 7, 8, 9,          /* nan */
-                                                         -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f));
+    Tensor *x = tensor_from(test_ctx, DIMS(3, 9),
+                            VALUES(1, 2, 3, 4, 5, 6, 7, 8, INFINITY, /* a row with inf */
+                                   1, 2, 3, NAN, 5, 6, 7, 8, 9,      /* nan */
+                                   -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f));
     Tensor *rows = EXPECT_OK(tensor_sum_last_dim(x)), *cols = EXPECT_OK(tensor_sum_axis(x, 0, false));
     ck_assert(isinf(tensor_data(rows)[0]) && tensor_data(rows)[0] > 0);
     ck_assert(isnan(tensor_data(rows)[1]));

@@ -89,7 +89,8 @@ static void section_table(Ctx *ctx) {
         snprintf(shapes, sizeof shapes, "%s -> %s", shape_format(x->shape, x->rank, si, sizeof si),
                  shape_format(out->shape, out->rank, so, sizeof so));
         for (int64_t i = 0, used = 0; i < tensor_numel(g); i++)
-            used += snprintf(upstream + used, sizeof upstream - (size_t)used, "%s%g", i ? ", " : "", (double)tensor_data(g)[i]);
+            used += snprintf(upstream + used, sizeof upstream - (size_t)used, "%s%g", i ? ", " : "",
+                             (double)tensor_data(g)[i]);
         printf("  %-13s %-16s %-32s %-12s ", names[k], shapes, rules[k], upstream);
         const float *gx = tensor_data(tensor_grad(x));
         for (int i = 0; i < 6; i++) printf("%s%.4g", i ? " " : "[", (double)gx[i]);
@@ -138,8 +139,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 2: reductions\n====================\n");
-    void (*sections[])(Ctx *) = {section_sum, section_sum_last_dim, section_mean, section_mse,
-                                 section_table, section_axis, section_duality};
+    void (*sections[])(Ctx *) = {section_sum,   section_sum_last_dim, section_mean,   section_mse,
+                                 section_table, section_axis,         section_duality};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;

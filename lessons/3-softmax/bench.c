@@ -216,9 +216,11 @@ int main(int argc, char **argv) {
     }
     fresh_context(&s);
 
-    double bytes2 = 2.0 * 4.0 * (double)n, bytes3 = 3.0 * 4.0 * (double)n; /* read one + write one; read two + write one */
+    double bytes2 = 2.0 * 4.0 * (double)n,
+           bytes3 = 3.0 * 4.0 * (double)n; /* read one + write one; read two + write one */
     char what[160];
-    snprintf(what, sizeof what, "[%lld,%lld] float32, rate: bytes read and written", (long long)s.rows, (long long)s.cols);
+    snprintf(what, sizeof what, "[%lld,%lld] float32, rate: bytes read and written", (long long)s.rows,
+             (long long)s.cols);
     bench_table_header(what, "GB/s", "the library's add of two contiguous tensors");
     BenchTime add = time_op(&o, op_add, &s);
     bench_table_row("tensor_add, contiguous (baseline)", add, bytes3 / add.best * 1e-9, add.best);
@@ -249,7 +251,8 @@ int main(int argc, char **argv) {
     uint64_t count;
     double worst = exp_max_ulp(o.quick ? 65537 : 4099, &count);
     printf("exp's largest error (the table's, %s) over %llu floats from the whole float range: %.3f units in the "
-           "last place\n", kernels_name(), (unsigned long long)count, worst);
+           "last place\n",
+           kernels_name(), (unsigned long long)count, worst);
 
     /* the targets: each ratio from two times taken in turns (bench_pair) */
     printf("\n");

@@ -90,12 +90,13 @@ static Tensor *row_op_output(const char *op, Tensor *x) {
 /* The reference kernel of both row ops: one row at a time, each row of x (any view: the rows
  * are visited by the core's odometer over the dims before the last) into the matching row of
  * out, which is contiguous. */
-void softmax_rows_reference(bool log_softmax, int rank, const int64_t *shape, const float *x,
-                            const int64_t *x_strides, float *out) {
+void softmax_rows_reference(bool log_softmax, int rank, const int64_t *shape, const float *x, const int64_t *x_strides,
+                            float *out) {
     int64_t d = shape[rank - 1], step = x_strides[rank - 1];
     NdIter rows;
     nditer_init(&rows, rank - 1, shape, 1, &x_strides);
-    for (; nditer_next(&rows); out += d) (log_softmax ? log_softmax_row : softmax_row)(x + rows.offset[0], d, step, out);
+    for (; nditer_next(&rows); out += d)
+        (log_softmax ? log_softmax_row : softmax_row)(x + rows.offset[0], d, step, out);
 }
 
 /* ==== softmax ============================================================================= */
@@ -111,8 +112,7 @@ static void softmax_row_backward(const float *s, const float *g, int64_t d, floa
 static void log_softmax_row_backward(const float *y, const float *g, int64_t d, float *gx);
 
 /* The reference kernel of both backwards: one row at a time (log-softmax's is below its op). */
-void softmax_backward_reference(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g,
-                                float *gx) {
+void softmax_backward_reference(bool log_softmax, int64_t rows, int64_t d, const float *y, const float *g, float *gx) {
     for (int64_t p = 0; p < rows; p++, y += d, g += d, gx += d)
         (log_softmax ? log_softmax_row_backward : softmax_row_backward)(y, g, d, gx);
 }
@@ -199,16 +199,19 @@ Tensor *tensor_cross_entropy(Tensor *logits, const int64_t *targets, int64_t n_t
     if (!logits) return tensor_null_input(op, "logits"), NULL;
     if (logits->rank != 2)
         return tensor_set_error("%s: logits must have shape (N, C), got %s", op,
-                                shape_format(logits->shape, logits->rank, s, sizeof s)), NULL;
+                                shape_format(logits->shape, logits->rank, s, sizeof s)),
+               NULL;
     int64_t n = logits->shape[0], c = logits->shape[1];
     if (n_targets != n)
         return tensor_set_error("%s: %lld targets for logits of shape %s; there must be one per row", op,
-                                (long long)n_targets, shape_format(logits->shape, logits->rank, s, sizeof s)), NULL;
+                                (long long)n_targets, shape_format(logits->shape, logits->rank, s, sizeof s)),
+               NULL;
     if (n > 0 && !targets) return tensor_set_error("%s: targets is NULL", op), NULL;
     for (int64_t i = 0; i < n; i++)
         if (targets[i] < 0 || targets[i] >= c)
             return tensor_set_error("%s: target %lld at position %lld is out of range for %lld classes", op,
-                                    (long long)targets[i], (long long)i, (long long)c), NULL;
+                                    (long long)targets[i], (long long)i, (long long)c),
+                   NULL;
     Tensor *out = tensor_zeros(logits->ctx, NULL, 0);
     int64_t *saved = ctx_alloc(logits->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;

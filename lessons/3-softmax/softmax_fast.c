@@ -152,7 +152,8 @@ static void softmax_rows_fast(bool log_softmax, int rank, const int64_t *shape, 
 SIMD_INLINE void row_backward(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
     vf8_sumd sums = {0};
     int64_t j = 0;
-    for (; j + 8 <= d; j += 8) vf8_sumd_add_products(&sums, vf8_load(g + j), log_softmax ? vf8_splat(1.0f) : vf8_load(y + j));
+    for (; j + 8 <= d; j += 8)
+        vf8_sumd_add_products(&sums, vf8_load(g + j), log_softmax ? vf8_splat(1.0f) : vf8_load(y + j));
     double dot = vf8_sumd_total(sums);
     for (; j < d; j++) dot += (double)g[j] * (log_softmax ? 1.0f : y[j]);
     float k = (float)dot;

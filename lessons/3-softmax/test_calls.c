@@ -74,5 +74,6 @@ void ex3_4_log_softmax_row(const float *x, int64_t d, float *out) { row_call("3.
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"3.1", serve_3_1}, {"3.2", serve_3_2}, {"3.3", serve_3_3}, {"3.4", serve_3_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"3.1", serve_3_1}, {"3.2", serve_3_2}, {"3.3", serve_3_3}, {"3.4", serve_3_4}, {NULL, NULL}};
 #endif

@@ -38,8 +38,10 @@ static void expect_reads_row_only(void (*fn)(const float *, int64_t, float *), c
     fn(guarded_input(padded, d + 2) + 1, d, again);
     bool same = values_close(again, out, d, 1e-6f); /* a read of 1e30 changes it grossly; alignment may round */
     free(again);
-    ck_assert_msg(same, "%s: the answer changes when the memory right before x[0] and right after x[d - 1] holds a "
-                  "large score, so the code reads outside x: does a loop run to j <= d?", what);
+    ck_assert_msg(same,
+                  "%s: the answer changes when the memory right before x[0] and right after x[d - 1] holds a "
+                  "large score, so the code reads outside x: does a loop run to j <= d?",
+                  what);
 }
 
 /* ==== 3.1 d = 2 by hand ================================================================== */
@@ -57,17 +59,23 @@ static void check_3_1(float x0, float x1, float g0, float g1) {
     snprintf(what, sizeof what, "exercise 3.1: s = (%.6g, %.6g) (the softmax of (%g, %g)), g = (%g, %g): (dx0, dx1)",
              (double)s[0], (double)s[1], (double)x0, (double)x1, (double)g0, (double)g1);
     for (int i = 0; i < 2; i++)
-        ck_assert_msg(got[i] != MARK, "%s: *dx%d was never written (it still holds %g, which the test put there before the "
-                      "call)", what, i, (double)MARK);
+        ck_assert_msg(got[i] != MARK,
+                      "%s: *dx%d was never written (it still holds %g, which the test put there before the "
+                      "call)",
+                      what, i, (double)MARK);
     /* the usual mistakes: both signs flipped, or only the diagonal of the Jacobian (dx_i = g_i ds_i/dx_i) */
     const float negated[2] = {-want[0], -want[1]}, diagonal[2] = {s[0] * s[1] * g0, s[0] * s[1] * g1};
     bool wrong = !values_close(got, want, 2, 1e-5f);
-    ck_assert_msg(!wrong || !values_close(got, negated, 2, 1e-5f), "%s: (%g, %g) are the negatives of the right values: "
+    ck_assert_msg(!wrong || !values_close(got, negated, 2, 1e-5f),
+                  "%s: (%g, %g) are the negatives of the right values: "
                   "check the signs. Raising x0 raises s0 (ds0/dx0 > 0) and lowers s1 (ds1/dx0 < 0), and the other way "
-                  "round for x1 (docs 4.4)", what, (double)got[0], (double)got[1]);
-    ck_assert_msg(!wrong || !values_close(got, diagonal, 2, 1e-5f), "%s: (%g, %g) are g0 ds0/dx0 and g1 ds1/dx1 alone, "
+                  "round for x1 (docs 4.4)",
+                  what, (double)got[0], (double)got[1]);
+    ck_assert_msg(!wrong || !values_close(got, diagonal, 2, 1e-5f),
+                  "%s: (%g, %g) are g0 ds0/dx0 and g1 ds1/dx1 alone, "
                   "the diagonal of the Jacobian. x0 moves s1 as well (ds1/dx0 = -s0 s1), so g1 reaches dx0 too: dx0 = "
-                  "g0 ds0/dx0 + g1 ds1/dx0, and the same for dx1 (docs 4.4)", what, (double)got[0], (double)got[1]);
+                  "g0 ds0/dx0 + g1 ds1/dx0, and the same for dx1 (docs 4.4)",
+                  what, (double)got[0], (double)got[1]);
     EXPECT_ARRAY(got, want, 2, 1e-5f, what);
 }
 
@@ -113,9 +121,10 @@ static void check_3_2(const float *x, int64_t d, const char *context) {
         total += j < d && scaled ? out[j] : 0.0f;
     }
     for (int64_t j = 0; j < d && scaled; j++) scaled = total > 0 && fabsf(out[j] - total * want[j]) <= 1e-4f * total;
-    ck_assert_msg(!scaled, "%s: the row sums to %g, not 1: each value is the right one times %g. Divide each "
-                  "exp(x_j - max) by the sum of those same exps, over the whole row", what, (double)total,
-                  (double)total);
+    ck_assert_msg(!scaled,
+                  "%s: the row sums to %g, not 1: each value is the right one times %g. Divide each "
+                  "exp(x_j - max) by the sum of those same exps, over the whole row",
+                  what, (double)total, (double)total);
     EXPECT_OUTPUT(out, d, MARK, want, 1e-5f, what);
 }
 
@@ -167,9 +176,10 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
     guard_hint(got, (size_t)(d + OUTPUT_GUARD) * sizeof *got);
     ex3_3_softmax_row_backward(s, g, d, got);
     char what[768], ss[256], gs[256];
-    snprintf(what, sizeof what, "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g lie between "
-             "nans: a nan in dx means a read outside them)", context, format_floats(s, d, ss, sizeof ss),
-             format_floats(g, d, gs, sizeof gs));
+    snprintf(what, sizeof what,
+             "exercise 3.3%s: s = %s, g = %s, dx starting at [10, 11, ...] (s and g lie between "
+             "nans: a nan in dx means a read outside them)",
+             context, format_floats(s, d, ss, sizeof ss), format_floats(g, d, gs, sizeof gs));
     bool past_end = false;
     for (int64_t j = d; j < d + OUTPUT_GUARD; j++) past_end |= got[j] != MARK;
     ck_assert_msg(!past_end, "%s: wrote past the end of dx (dx has %lld floats)", what, (long long)d);
@@ -187,19 +197,27 @@ static void check_3_3(const float *x, const float *g_in, int64_t d, const char *
         negated[j] = -(want[j] - (10.0f + (float)j));
     }
     bool wrong = !values_close(got, want, d, 1e-5f);
-    ck_assert_msg(!wrong || !values_close(added, no_sum, d, 2e-5f), "%s: each dx_i got s_i * g_i added: the sum_j g_j "
-                  "s_j term is missing, or it came out 0 (does its loop skip a j, say j = 0?). Every s_j depends on x_i, "
-                  "so subtract that sum from g_i: s_i * (g_i - sum_j g_j s_j)", what);
-    ck_assert_msg(!wrong || !values_close(added, diagonal, d, 2e-5f), "%s: each dx_i got s_i (1 - s_i) g_i added, which "
+    ck_assert_msg(
+        !wrong || !values_close(added, no_sum, d, 2e-5f),
+        "%s: each dx_i got s_i * g_i added: the sum_j g_j "
+        "s_j term is missing, or it came out 0 (does its loop skip a j, say j = 0?). Every s_j depends on x_i, "
+        "so subtract that sum from g_i: s_i * (g_i - sum_j g_j s_j)",
+        what);
+    ck_assert_msg(!wrong || !values_close(added, diagonal, d, 2e-5f),
+                  "%s: each dx_i got s_i (1 - s_i) g_i added, which "
                   "is only the diagonal of softmax's Jacobian: every s_j depends on x_i (ds_j/dx_i = -s_i s_j for j != "
-                  "i), and the sum_j g_j s_j term is what brings those in: s_i * (g_i - sum_j g_j s_j)", what);
-    ck_assert_msg(!wrong || !values_close(added, negated, d, 2e-5f), "%s: each dx_i got the negative of its gradient "
-                  "added: the sign is flipped. It is s_i * (g_i - sum_j g_j s_j), g_i first", what);
+                  "i), and the sum_j g_j s_j term is what brings those in: s_i * (g_i - sum_j g_j s_j)",
+                  what);
+    ck_assert_msg(!wrong || !values_close(added, negated, d, 2e-5f),
+                  "%s: each dx_i got the negative of its gradient "
+                  "added: the sign is flipped. It is s_i * (g_i - sum_j g_j s_j), g_i first",
+                  what);
     for (int64_t j = 0; j < d; j++) {
         if (fabsf(got[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j]))) continue;
-        ck_assert_msg(got[j] != 10.0f + (float)j, "%s: dx[%lld] is still %g, what it held before the call: nothing "
-                      "was added to it. Does the loop over dx skip j = %lld? Add each dx_j's gradient into it", what,
-                      (long long)j, (double)got[j], (long long)j);
+        ck_assert_msg(got[j] != 10.0f + (float)j,
+                      "%s: dx[%lld] is still %g, what it held before the call: nothing "
+                      "was added to it. Does the loop over dx skip j = %lld? Add each dx_j's gradient into it",
+                      what, (long long)j, (double)got[j], (long long)j);
         break;
     }
     EXPECT_ARRAY(got, want, d, 1e-5f, what);
@@ -268,18 +286,21 @@ static void check_3_4(const float *x, int64_t d, const char *context, const char
         hint = " (every entry is off by the row's max m: out_j = (x_j - m) - log(sum of exp(x_k - m)), so subtract m "
                "from x_j too, not only inside the exps)";
     else if (shifted && fabs(shift + m) <= 1e-4 * (1.0 + fabs(m)) + rounding)
-        hint = " (every entry is off by minus the row's max m: m is subtracted twice. Is the sum of exp(x_k) unshifted? "
-               "Its log already holds m, and it overflows for large scores: sum exp(x_k - m))";
+        hint =
+            " (every entry is off by minus the row's max m: m is subtracted twice. Is the sum of exp(x_k) unshifted? "
+            "Its log already holds m, and it overflows for large scores: sum exp(x_k - m))";
     for (int64_t j = 0; j < d && !*hint; j++) {
-        if (!isfinite(want[j]) || fabsf(out[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j])) || out[j] == MARK) continue;
+        if (!isfinite(want[j]) || fabsf(out[j] - want[j]) <= 1e-5f * (1.0f + fabsf(want[j])) || out[j] == MARK)
+            continue;
         if (!isfinite(out[j]))
             hint = if_not_finite ? if_not_finite
                                  : " (inf or nan where the answer is finite: subtract the row's max before exp, and "
                                    "take the log of the sum, not of a softmax whose small entries round to 0: "
                                    "(x_j - m) - log(sum_k exp(x_k - m)), log-sum-exp)";
         else if (fabsf(out[j] - want[j]) <= rounding)
-            hint = " (off by about a rounding of the largest score: compute (x - m) - log(sum), not x - (m + log(sum)), "
-                   "which rounds m + log(sum) to the size of m first)";
+            hint =
+                " (off by about a rounding of the largest score: compute (x - m) - log(sum), not x - (m + log(sum)), "
+                "which rounds m + log(sum) to the size of m first)";
         break;
     }
     snprintf(what, sizeof what, "exercise 3.4%s: x = %s%s", context, format_floats(x, d, xs, sizeof xs), hint);
@@ -290,7 +311,8 @@ START_TEST(test_3_4_examples) {
     check_3_4((const float[]){1, 2, 3}, 3, "", NULL);
     check_3_4((const float[]){0, 200}, 2, "",
               " (log(softmax(x)) gives log(0) = -inf here: use log-sum-exp, (x - m) - log(sum of exp(x - m)))");
-    check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)", " (exp(1e4) overflows: subtract the max first)");
+    check_3_4((const float[]){1e4f, -1e4f}, 2, " (logits of size 1e4)",
+              " (exp(1e4) overflows: subtract the max first)");
     check_3_4((const float[]){-INFINITY, 0, 1}, 3, " (a masked entry: -inf)", NULL);
     check_3_4((const float[]){7}, 1, " (one entry: log 1 = 0)", NULL);
     check_3_4((const float[]){1e4f, 1e4f - 1, 1e4f - 2}, 3, " (logits of 1e4)",
@@ -318,11 +340,13 @@ START_TEST(test_3_4_random) {
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"3.1", "softmax of two scores: the gradient by hand", 2, probe_3_1, {test_3_1_examples, test_3_1_random}},
         {"3.2", "a stable softmax row", 3, probe_3_2, {test_3_2_chapter_and_stability, test_3_2_masks_and_random}},
         {"3.3", "softmax's backward for a row", 3, probe_3_3, {test_3_3_examples, test_3_3_random}},
         {"3.4", "log-softmax through log-sum-exp", 3, probe_3_4, {test_3_4_examples, test_3_4_random}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

@@ -60,20 +60,21 @@ END_TEST
 
 START_TEST(test_stable_for_huge_logits) {
     Tensor *x = tensor_from(test_ctx, DIMS(4, 3),
-                            VALUES(1e4f, 1e4f - 1, 1e4f - 2, -1e4f, -1e4f + 1, -1e4f + 2, 1e4f, 0, -1e4f, -1e5f, -1e5f + 1,
-                                   -1e5f + 2));
+                            VALUES(1e4f, 1e4f - 1, 1e4f - 2, -1e4f, -1e4f + 1, -1e4f + 2, 1e4f, 0, -1e4f, -1e5f,
+                                   -1e5f + 1, -1e5f + 2));
     Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x));
-    EXPECT_VALUES(s, VALUES(0.6652f, 0.2447f, 0.0900f, 0.0900f, 0.2447f, 0.6652f, 1, 0, 0, 0.0900f, 0.2447f, 0.6652f), 2e-4f,
-                  "softmax of logits of size 1e4 and 1e5");
+    EXPECT_VALUES(s, VALUES(0.6652f, 0.2447f, 0.0900f, 0.0900f, 0.2447f, 0.6652f, 1, 0, 0, 0.0900f, 0.2447f, 0.6652f),
+                  2e-4f, "softmax of logits of size 1e4 and 1e5");
     Tensor *y = EXPECT_OK(tensor_log_softmax_last_dim(tensor_from(test_ctx, DIMS(2), VALUES(0, 1e4f))));
     EXPECT_VALUES(y, VALUES(-1e4f, 0), 1e-6f, "log_softmax of [0, 1e4]");
     /* log-probabilities keep their digits next to logits of 1e4 and 1e6: (x - m) - log(sum)
      * is computed without ever adding m back in */
     Tensor *far = tensor_from(test_ctx, DIMS(2, 3), VALUES(1e4f, 1e4f - 1, 1e4f - 2, 1e6f, 1e6f - 1, 1e6f - 2));
-    EXPECT_VALUES(tensor_log_softmax_last_dim(far), VALUES(-0.407606f, -1.407606f, -2.407606f, -0.407606f, -1.407606f,
-                                                           -2.407606f), 1e-6f, "log_softmax of [1e4, 1e4-1, 1e4-2], [1e6, ...]");
-    ck_assert_float_eq_tol(tensor_item(tensor_cross_entropy(far, (const int64_t[]){0, 2}, 2)), (0.407606f + 2.407606f) / 2,
-                           1e-6f);
+    EXPECT_VALUES(tensor_log_softmax_last_dim(far),
+                  VALUES(-0.407606f, -1.407606f, -2.407606f, -0.407606f, -1.407606f, -2.407606f), 1e-6f,
+                  "log_softmax of [1e4, 1e4-1, 1e4-2], [1e6, ...]");
+    ck_assert_float_eq_tol(tensor_item(tensor_cross_entropy(far, (const int64_t[]){0, 2}, 2)),
+                           (0.407606f + 2.407606f) / 2, 1e-6f);
 }
 END_TEST
 
@@ -81,11 +82,11 @@ END_TEST
 
 START_TEST(test_edge_cases) {
     Tensor *x = tensor_from(test_ctx, DIMS(5, 3),
-                            VALUES(1, -INFINITY, 3,                  /* a masked entry */
-                                   -INFINITY, -INFINITY, -INFINITY,  /* nothing left */
-                                   1, NAN, 3,                        /* nan */
-                                   1, INFINITY, 3,                   /* +inf */
-                                   5, 6, 7));                        /* an ordinary row */
+                            VALUES(1, -INFINITY, 3,                 /* a masked entry */
+                                   -INFINITY, -INFINITY, -INFINITY, /* nothing left */
+                                   1, NAN, 3,                       /* nan */
+                                   1, INFINITY, 3,                  /* +inf */
+                                   5, 6, 7));                       /* an ordinary row */
     Tensor *s = EXPECT_OK(tensor_softmax_last_dim(x));
     const float *p = tensor_data(s);
     ck_assert_msg(p[1] == 0.0f, "a masked (-inf) entry gets exactly 0, got %g", (double)p[1]);
@@ -116,7 +117,8 @@ START_TEST(test_views) {
     Tensor *t = tensor_as_strided(base, DIMS(2, 3), STRIDES(1, 2), 0);
     t->requires_grad = true; /* a leaf view: its own gradient is checked */
     Tensor *st = EXPECT_OK(tensor_softmax_last_dim(t));
-    EXPECT_VALUES(st, VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f, "softmax of a transposed view");
+    EXPECT_VALUES(st, VALUES(0.0900f, 0.2447f, 0.6652f, 0.6652f, 0.2447f, 0.0900f), 2e-4f,
+                  "softmax of a transposed view");
     const float s0 = 0.09003057f, s1 = 0.24472847f, s2 = 0.66524096f;
     ck_assert_int_eq(tensor_backward_from(st, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 1, 0, 0))), 0);
     EXPECT_VALUES(tensor_grad(t), VALUES(s0 * (1 - s0), -s0 * s1, -s0 * s2, s2 * (1 - s2), -s2 * s1, -s2 * s0), 1e-5f,
@@ -127,8 +129,8 @@ START_TEST(test_views) {
     Tensor *sb = EXPECT_OK(tensor_softmax_last_dim(back));
     EXPECT_VALUES(sb, VALUES(s2, s1, s0, s2, s1, s0), 1e-5f, "softmax of a negative-stride view");
     ck_assert_int_eq(tensor_backward_from(sb, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 0, 0, 1))), 0);
-    EXPECT_VALUES(tensor_grad(back), VALUES(s2 * (1 - s2), -s2 * s1, -s2 * s0, -s0 * s2, -s0 * s1, s0 * (1 - s0)), 1e-5f,
-                  "gradient through softmax of a negative-stride view");
+    EXPECT_VALUES(tensor_grad(back), VALUES(s2 * (1 - s2), -s2 * s1, -s2 * s0, -s0 * s2, -s0 * s1, s0 * (1 - s0)),
+                  1e-5f, "gradient through softmax of a negative-stride view");
     /* cross-entropy of transposed logits */
     Tensor *lt = tensor_requires_grad(tensor_as_strided(base, DIMS(2, 3), STRIDES(1, 2), 0));
     Tensor *ce = EXPECT_OK(tensor_cross_entropy(lt, (const int64_t[]){2, 0}, 2));
@@ -139,7 +141,8 @@ START_TEST(test_views) {
     /* an expanded view: the same row twice */
     Tensor *row = tensor_requires_grad(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)));
     Tensor *s = EXPECT_OK(tensor_softmax_last_dim(tensor_expand(row, DIMS(2, 3))));
-    EXPECT_VALUES(s, VALUES(0.0900f, 0.2447f, 0.6652f, 0.0900f, 0.2447f, 0.6652f), 2e-4f, "softmax of an expanded view");
+    EXPECT_VALUES(s, VALUES(0.0900f, 0.2447f, 0.6652f, 0.0900f, 0.2447f, 0.6652f), 2e-4f,
+                  "softmax of an expanded view");
     /* the gradient of the two copies adds up in the row: with upstream [1,0,0] twice, it is
      * twice the gradient of s0 = [s0 (1 - s0), -s0 s1, -s0 s2] */
     ck_assert_int_eq(tensor_backward_from(s, tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 0, 0, 1, 0, 0))), 0);
@@ -251,8 +254,8 @@ START_TEST(test_random_against_reference) {
         float scale = rng_float(&rng, 0.1f, 60.0f);
         Tensor *x = tensor_requires_grad(random_tensor(test_ctx, &rng, shape, rank, -scale, scale));
         char sx[SHAPE_STR_MAX], context[256];
-        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: softmax of %s, logits in +-%g", (unsigned long long)seed,
-                 trial, shape_format(shape, rank, sx, sizeof sx), (double)scale);
+        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d: softmax of %s, logits in +-%g",
+                 (unsigned long long)seed, trial, shape_format(shape, rank, sx, sizeof sx), (double)scale);
         Tensor *s = tensor_softmax_last_dim(x);
         ck_assert_msg(s != NULL, "%s: %s", context, tensor_error());
         Tensor *g = random_tensor(test_ctx, &rng, shape, rank, -1, 1);
@@ -268,10 +271,12 @@ START_TEST(test_random_against_reference) {
             for (int64_t j = 0; j < d; j++) {
                 double want = p[j], want_grad = p[j] * ((double)gr[j] - dot);
                 float got = tensor_data(s)[r * d + j], got_grad = tensor_data(tensor_grad(x))[r * d + j];
-                ck_assert_msg(fabs(got - want) <= 1e-6 + 1e-5 * want, "%s: row %lld, entry %lld is %.9g, reference %.9g",
-                              context, (long long)r, (long long)j, (double)got, want);
-                ck_assert_msg(fabs(got_grad - want_grad) <= 1e-6, "%s: gradient of row %lld, entry %lld is %.9g, reference %.9g",
-                              context, (long long)r, (long long)j, (double)got_grad, want_grad);
+                ck_assert_msg(fabs(got - want) <= 1e-6 + 1e-5 * want,
+                              "%s: row %lld, entry %lld is %.9g, reference %.9g", context, (long long)r, (long long)j,
+                              (double)got, want);
+                ck_assert_msg(fabs(got_grad - want_grad) <= 1e-6,
+                              "%s: gradient of row %lld, entry %lld is %.9g, reference %.9g", context, (long long)r,
+                              (long long)j, (double)got_grad, want_grad);
             }
         }
 
@@ -290,14 +295,16 @@ START_TEST(test_random_against_reference) {
             for (int64_t j = 0; j < d; j++) {
                 double want = ((double)xr[j] - m) - log(sum);
                 float got = tensor_data(y)[r * d + j];
-                ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "%s: log_softmax of row %lld, entry %lld is %.9g, "
-                              "reference %.9g", context, (long long)r, (long long)j, (double)got, want);
+                ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)),
+                              "%s: log_softmax of row %lld, entry %lld is %.9g, "
+                              "reference %.9g",
+                              context, (long long)r, (long long)j, (double)got, want);
             }
             /* cppcheck-suppress invalidFunctionArg ; d > 0 here, so sum >= 1 (the max adds e^0) */
             want_ce -= (((double)xr[targets[r]] - m) - log(sum)) / (double)rows;
         }
-        ck_assert_msg(fabs(tensor_item(ce) - want_ce) <= 1e-5 * (1 + fabs(want_ce)), "%s: cross_entropy is %.9g, reference %.9g",
-                      context, (double)tensor_item(ce), want_ce);
+        ck_assert_msg(fabs(tensor_item(ce) - want_ce) <= 1e-5 * (1 + fabs(want_ce)),
+                      "%s: cross_entropy is %.9g, reference %.9g", context, (double)tensor_item(ce), want_ce);
         free(targets);
     }
 }
@@ -322,9 +329,11 @@ static void check_vector_exp(const char *setting, uint64_t stride) {
      * including subnormals, infinities and nans, and the edges of the range. The reference is
      * exp in double; the error is in units in the last place of the float nearest to it. */
     enum { CHUNK = 4096 };
-    static const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN,
-                                  88.7228317f, 88.7228394f, 88.72284f, 89.0f, 100.0f, 1e30f, -87.3365479f, -87.34f,
-                                  -103.2789f, -103.9720764f, -103.98f, -104.0f, -1000.0f, -1e30f, 1e-8f, -1e-8f, 0.34657359f};
+    static const float edges[] = {0.0f,       -0.0f,         INFINITY,     -INFINITY,     NAN,          1.0f,
+                                  -1.0f,      FLT_MIN,       FLT_TRUE_MIN, -FLT_TRUE_MIN, 88.7228317f,  88.7228394f,
+                                  88.72284f,  89.0f,         100.0f,       1e30f,         -87.3365479f, -87.34f,
+                                  -103.2789f, -103.9720764f, -103.98f,     -104.0f,       -1000.0f,     -1e30f,
+                                  1e-8f,      -1e-8f,        0.34657359f};
     float x[CHUNK], y[CHUNK];
     double worst = 0.0;
     float worst_x = 0.0f;
@@ -343,16 +352,17 @@ static void check_vector_exp(const char *setting, uint64_t stride) {
             double want = exp((double)x[i]);
             float nearest = (float)want;
             if (isnan(x[i]) || isinf(nearest) || isinf(y[i])) {
-                ck_assert_msg(isnan(x[i]) ? isnan(y[i]) : y[i] == nearest, "exp(%.9g) is %.9g, expected %.9g", (double)x[i],
-                              (double)y[i], (double)nearest);
+                ck_assert_msg(isnan(x[i]) ? isnan(y[i]) : y[i] == nearest, "exp(%.9g) is %.9g, expected %.9g",
+                              (double)x[i], (double)y[i], (double)nearest);
                 continue;
             }
             double error = fabs((double)y[i] - want) / ulp_of(nearest);
             if (error > worst) worst = error, worst_x = x[i];
         }
     }
-    ck_assert_msg(worst <= 2.0, "the vector exp (%s) is off by %.3f units in the last place at x = %.9g (%llu floats tried)",
-                  name, worst, (double)worst_x, (unsigned long long)count);
+    ck_assert_msg(worst <= 2.0,
+                  "the vector exp (%s) is off by %.3f units in the last place at x = %.9g (%llu floats tried)", name,
+                  worst, (double)worst_x, (unsigned long long)count);
     /* exact where it must be: a masked score gives exactly 0, a shift of 0 exactly 1 */
     float special[4] = {-INFINITY, 0.0f, -200.0f, INFINITY}, e[4];
     kernels()->exp(special, 4, e);
@@ -379,8 +389,11 @@ END_TEST
 
 /* A (rows, d) view holding the values v (row-major) in one of six layouts. */
 static Tensor *layout_view(int64_t rows, int64_t d, int layout, const float *v, const char **kind) {
-    static const char *const kinds[] = {"contiguous", "transposed", "an offset window into a padded buffer",
-                                        "walked backwards (negative strides)", "one row expanded (stride 0 between rows)",
+    static const char *const kinds[] = {"contiguous",
+                                        "transposed",
+                                        "an offset window into a padded buffer",
+                                        "walked backwards (negative strides)",
+                                        "one row expanded (stride 0 between rows)",
                                         "expanded along the last dim (stride 0)"};
     int64_t n = rows * d, size, s0, s1, offset = 0;
     *kind = kinds[layout];
@@ -404,8 +417,8 @@ static Tensor *layout_view(int64_t rows, int64_t d, int layout, const float *v, 
 static void expect_near(double got, double want, double tol_abs, double tol_rel, const char *context, const char *what,
                         int64_t r, int64_t j) {
     bool ok = isnan(want) ? isnan(got) : isinf(want) ? got == want : fabs(got - want) <= tol_abs + tol_rel * fabs(want);
-    ck_assert_msg(ok, "%s: %s of row %lld, entry %lld is %.9g, reference %.9g", context, what, (long long)r, (long long)j, got,
-                  want);
+    ck_assert_msg(ok, "%s: %s of row %lld, entry %lld is %.9g, reference %.9g", context, what, (long long)r,
+                  (long long)j, got, want);
 }
 
 /* softmax, log-softmax and cross-entropy of x, every row against the double-precision reference */
@@ -425,8 +438,8 @@ static void check_row_ops(Tensor *x, Rng *rng, const char *context) {
             double p = exp((double)xr[j] - m) / sum, log_p = ((double)xr[j] - m) - log(sum);
             float got = tensor_data(s)[r * d + j];
             if (p == 0.0) /* a masked entry: exactly 0, and its log exactly -inf */
-                ck_assert_msg(got == 0.0f, "%s: masked entry (%lld, %lld) is %g, not 0", context, (long long)r, (long long)j,
-                              (double)got);
+                ck_assert_msg(got == 0.0f, "%s: masked entry (%lld, %lld) is %g, not 0", context, (long long)r,
+                              (long long)j, (double)got);
             expect_near(got, p, 1e-44, 1e-5, context, "softmax", r, j);
             expect_near(tensor_data(y)[r * d + j], log_p, 1e-6, 1e-5, context, "log_softmax", r, j);
         }
@@ -458,10 +471,10 @@ START_TEST(test_fast_paths_against_reference) {
                 float *v = malloc((size_t)(rows * d + 1) * sizeof *v);
                 for (int64_t i = 0; i < rows * d; i++) v[i] = rng_float(&rng, -scale, scale);
                 if (rows >= 5 && d >= 2) {
-                    for (int64_t j = 0; j < d; j += 3) v[j] = -INFINITY; /* row 0: masked entries */
+                    for (int64_t j = 0; j < d; j += 3) v[j] = -INFINITY;  /* row 0: masked entries */
                     for (int64_t j = 0; j < d; j++) v[d + j] = -INFINITY; /* row 1: nothing left */
-                    v[2 * d + d / 2] = NAN;                                /* row 2 */
-                    v[3 * d + d - 1] = INFINITY;                           /* row 3 */
+                    v[2 * d + d / 2] = NAN;                               /* row 2 */
+                    v[3 * d + d - 1] = INFINITY;                          /* row 3 */
                 }
                 for (int layout = 0; layout < 6; layout++) {
                     const char *kind;
@@ -489,8 +502,8 @@ START_TEST(test_both_kernels_agree) {
     Tensor *fast = EXPECT_OK(tensor_softmax_last_dim(x)), *fast_log = EXPECT_OK(tensor_log_softmax_last_dim(x));
     for (int64_t i = 0; i < tensor_numel(x); i++) {
         float a = tensor_data(plain)[i], b = tensor_data(fast)[i];
-        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "softmax element %lld: %.9g (reference) and %.9g (%s)", (long long)i,
-                      (double)a, (double)b, fast_name);
+        ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "softmax element %lld: %.9g (reference) and %.9g (%s)",
+                      (long long)i, (double)a, (double)b, fast_name);
         a = tensor_data(plain_log)[i], b = tensor_data(fast_log)[i];
         ck_assert_msg(fabs((double)a - b) <= 4 * ulp_of(a), "log_softmax element %lld: %.9g (reference) and %.9g (%s)",
                       (long long)i, (double)a, (double)b, fast_name);
@@ -518,11 +531,11 @@ START_TEST(test_large_transposed_view) {
         float a = tensor_data(s0)[i], b = tensor_data(s1)[i], c = tensor_data(l0)[i], e = tensor_data(l1)[i];
         if (fabs((double)a - b) > 4 * ulp_of(a) || fabs((double)c - e) > 4 * ulp_of(c))
             ck_abort_msg("(%lld,%lld) transposed, %s kernels: element %lld: softmax %.9g (reference %.9g), "
-                         "log_softmax %.9g (reference %.9g)", (long long)n, (long long)n, name, (long long)i,
-                         (double)b, (double)a, (double)e, (double)c);
+                         "log_softmax %.9g (reference %.9g)",
+                         (long long)n, (long long)n, name, (long long)i, (double)b, (double)a, (double)e, (double)c);
     }
-    ck_assert_msg(fabs((double)ce0 - ce1) <= 1e-5 * fabs((double)ce0), "cross_entropy %.9g, reference %.9g", (double)ce1,
-                  (double)ce0);
+    ck_assert_msg(fabs((double)ce0 - ce1) <= 1e-5 * fabs((double)ce0), "cross_entropy %.9g, reference %.9g",
+                  (double)ce1, (double)ce0);
     free(targets);
 }
 END_TEST

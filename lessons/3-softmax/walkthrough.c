@@ -148,8 +148,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 3: softmax\n=================\n");
-    void (*sections[])(Ctx *) = {section_softmax, section_overflow, section_max_trick, section_backward,
-                                 section_log_softmax, section_edges};
+    void (*sections[])(Ctx *) = {section_softmax,  section_overflow,    section_max_trick,
+                                 section_backward, section_log_softmax, section_edges};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;

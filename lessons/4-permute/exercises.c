@@ -22,8 +22,8 @@ void ex4_2_inverse_permutation(const int *dims, int n, int *inv) {
 }
 
 /* 4.3: output dim i takes input dim dims[i]'s size and its stride (docs/4-permute.md 5.1). */
-void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims,
-                        int64_t *out_shape, int64_t *out_strides) {
+void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims, int64_t *out_shape,
+                        int64_t *out_strides) {
     EXERCISE_TODO();
     (void)shape, (void)rank, (void)strides, (void)dims, (void)out_shape, (void)out_strides;
 }
@@ -31,8 +31,8 @@ void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, 
 /* 4.4: walk the view in row-major order with an odometer (docs/4-permute.md 5.3): keep an index
  * per dim and the current offset; after each element, bump the last index, and when it reaches
  * its size, reset it and carry into the dim before. */
-void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, const int64_t *strides,
-                           int64_t offset, float *out) {
+void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, const int64_t *strides, int64_t offset,
+                           float *out) {
     EXERCISE_TODO();
     (void)data, (void)shape, (void)rank, (void)strides, (void)offset, (void)out;
 }

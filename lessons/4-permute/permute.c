@@ -110,7 +110,7 @@ Tensor *tensor_permute(Tensor *x, const int *dims, int n) {
     memcpy(p, checked, sizeof checked);
     int64_t shape[TENSOR_MAX_RANK], strides[TENSOR_MAX_RANK];
     for (int i = 0; i < n; i++) {
-        shape[i] = x->shape[p[i]]; /* output dim i is input dim p[i]: its size ... */
+        shape[i] = x->shape[p[i]];     /* output dim i is input dim p[i]: its size ... */
         strides[i] = x->strides[p[i]]; /* ... and its step through the same storage */
     }
     Tensor *view = tensor_as_strided(x, shape, n, strides, x->offset);
@@ -124,8 +124,7 @@ Tensor *tensor_transpose(Tensor *x, int dim0, int dim1) {
     int dims[TENSOR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i;
     int a, b;
-    if (!axis_normalize("transpose", dim0, x->rank, &a) || !axis_normalize("transpose", dim1, x->rank, &b))
-        return NULL;
+    if (!axis_normalize("transpose", dim0, x->rank, &a) || !axis_normalize("transpose", dim1, x->rank, &b)) return NULL;
     dims[a] = b;
     dims[b] = a;
     return tensor_permute(x, dims, x->rank);
@@ -177,20 +176,22 @@ static bool reshape_target(int64_t n, const int64_t *shape, int rank, int64_t *w
         if (shape[d] == -1 && unknown < 0) unknown = d;
         else if (shape[d] == -1)
             return tensor_set_error("%s: can only specify one unknown dimension, got %s", op,
-                                    shape_format(shape, rank, s, sizeof s)), false;
+                                    shape_format(shape, rank, s, sizeof s)),
+                   false;
         else if (shape[d] < 0)
             return tensor_set_error("%s: negative dimensions are not allowed, got shape %s", op,
-                                    shape_format(shape, rank, s, sizeof s)), false;
+                                    shape_format(shape, rank, s, sizeof s)),
+                   false;
         else if (known >= 0 && shape[d] > 0 && known > INT64_MAX / shape[d]) known = -1;
         else if (known >= 0) known *= shape[d];
     }
     if (unknown >= 0 && known > 0 && n % known == 0) want[unknown] = n / known;
     if ((unknown >= 0 && (known <= 0 || n % known != 0)) || (unknown < 0 && known != n))
         return tensor_set_error("%s: cannot reshape array of size %lld into shape %s", op, (long long)n,
-                                shape_format(shape, rank, s, sizeof s)), false;
-    if (shape_numel(want, rank) < 0) /* (0,2^40,2^40): no elements, but its strides would overflow */
-        return tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s)),
+                                shape_format(shape, rank, s, sizeof s)),
                false;
+    if (shape_numel(want, rank) < 0) /* (0,2^40,2^40): no elements, but its strides would overflow */
+        return tensor_set_error("%s: shape %s has too many elements", op, shape_format(want, rank, s, sizeof s)), false;
     return true;
 }
 

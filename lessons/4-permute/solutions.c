@@ -20,16 +20,16 @@ void ex4_2_inverse_permutation(const int *dims, int n, int *inv) {
     for (int i = 0; i < n; i++) inv[dims[i]] = i;
 }
 
-void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims,
-                        int64_t *out_shape, int64_t *out_strides) {
+void ex4_3_permute_view(const int64_t *shape, int rank, const int64_t *strides, const int *dims, int64_t *out_shape,
+                        int64_t *out_strides) {
     for (int i = 0; i < rank; i++) {
         out_shape[i] = shape[dims[i]];
         out_strides[i] = strides[dims[i]];
     }
 }
 
-void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, const int64_t *strides,
-                           int64_t offset, float *out) {
+void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, const int64_t *strides, int64_t offset,
+                           float *out) {
     int64_t total = 1, index[8] = {0};
     for (int d = 0; d < rank; d++) total *= shape[d];
     for (int64_t t = 0; t < total; t++) {

@@ -71,7 +71,8 @@ static void serve_4_4(Served *s) {
 #else
 void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, const int64_t *strides, int64_t offset,
                            float *out) {
-    int64_t n = shape_numel(shape, rank), reach = offset + 1; /* the data the view addresses: up to its highest element */
+    int64_t n = shape_numel(shape, rank),
+            reach = offset + 1; /* the data the view addresses: up to its highest element */
     for (int d = 0; d < rank; d++)
         if (strides[d] > 0) reach += (shape[d] - 1) * strides[d];
     RemoteCall c;
@@ -87,5 +88,6 @@ void ex4_4_contiguous_copy(const float *data, const int64_t *shape, int rank, co
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"4.1", serve_4_1}, {"4.2", serve_4_2}, {"4.3", serve_4_3}, {"4.4", serve_4_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"4.1", serve_4_1}, {"4.2", serve_4_2}, {"4.3", serve_4_3}, {"4.4", serve_4_4}, {NULL, NULL}};
 #endif

@@ -54,11 +54,13 @@ static PermuteByHand unwritten_4_1(void) {
 static void check_floats_4_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
     for (int i = 0; i < n; i++) {
-        ck_assert_msg(got[i] != UNWRITTEN_FLOAT, "exercise 4.1: %s[%d] was never written (it still holds %g, which the test "
-                      "put there before the call)\n    your %s: %s\n    %s", field, i, (double)UNWRITTEN_FLOAT, field,
-                      format_floats(got, n, g, sizeof g), hint);
-        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 4.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
-                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(got[i] != UNWRITTEN_FLOAT,
+                      "exercise 4.1: %s[%d] was never written (it still holds %g, which the test "
+                      "put there before the call)\n    your %s: %s\n    %s",
+                      field, i, (double)UNWRITTEN_FLOAT, field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f,
+                      "exercise 4.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s", field, i,
+                      (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
     }
 }
 
@@ -76,13 +78,17 @@ START_TEST(test_4_1_forward) {
     Tensor *x = tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6));
     Tensor *y = EXPECT_OK(tensor_contiguous(tensor_permute(x, AXES(1, 0))));
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(got.y_shape[i] != UNWRITTEN, "exercise 4.1: y_shape[%d] was never written (it still holds %d, which "
-                      "the test put there before the call)", i, UNWRITTEN);
+        ck_assert_msg(got.y_shape[i] != UNWRITTEN,
+                      "exercise 4.1: y_shape[%d] was never written (it still holds %d, which "
+                      "the test put there before the call)",
+                      i, UNWRITTEN);
         ck_assert_msg(got.y_shape[i] == y->shape[i],
                       "exercise 4.1: y_shape[%d] is %lld, which is not right: output dim i of a permute is input dim "
-                      "dims[i] (docs 5.1)", i, (long long)got.y_shape[i]);
+                      "dims[i] (docs 5.1)",
+                      i, (long long)got.y_shape[i]);
     }
-    check_not_4_1(got.y, tensor_data(x), 6, "y", "is x's elements in x's order: that is a reshape of x to (3, 2), "
+    check_not_4_1(got.y, tensor_data(x), 6, "y",
+                  "is x's elements in x's order: that is a reshape of x to (3, 2), "
                   "which moves no element. A permute does: y[i][j] = x[j][i], so y's rows are x's columns (docs 5.1)");
     check_floats_4_1(got.y, tensor_data(y), 6, "y", "expected y[i][j] = x[j][i], in row-major order (docs 5.1)");
 }
@@ -99,11 +105,13 @@ START_TEST(test_4_1_backward) {
     tensor_zero_grad(x);
     Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
     ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, y))), 0);
-    check_not_4_1(got.grad_weighted, tensor_data(w), 6, "grad_weighted", "is w as it is, laid out like y (3, 2): that is "
+    check_not_4_1(got.grad_weighted, tensor_data(w), 6, "grad_weighted",
+                  "is w as it is, laid out like y (3, 2): that is "
                   "d loss / d y. d loss / d x is laid out like x (2, 3): x[i][j] became y[j][i], so it gets w[j][i], "
                   "w permuted back (docs 5.4)");
-    check_floats_4_1(got.grad_weighted, tensor_data(tensor_grad(x)), 6, "grad_weighted",
-                     "expected d sum(w * y) / d x: x[i][j] became y[j][i], so it gets the weight w has there (docs 5.4)");
+    check_floats_4_1(
+        got.grad_weighted, tensor_data(tensor_grad(x)), 6, "grad_weighted",
+        "expected d sum(w * y) / d x: x[i][j] became y[j][i], so it gets the weight w has there (docs 5.4)");
 }
 END_TEST
 
@@ -122,22 +130,27 @@ static void check_inverse(const int *dims, int n, const char *context) {
     ex4_2_inverse_permutation(dims, n, got);
     char ds[128], gs[128], ws[128];
     for (int i = n; i < n + OUTPUT_GUARD; i++)
-        ck_assert_msg(got[i] == UNWRITTEN, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)", context,
-                      format_axes(dims, n, ds, sizeof ds), n);
+        ck_assert_msg(got[i] == UNWRITTEN, "exercise 4.2%s: for dims %s, wrote past the end of inv (it has %d entries)",
+                      context, format_axes(dims, n, ds, sizeof ds), n);
     /* inv[i] = dims[i]: a copy, which undoes dims only when dims swaps pairs */
-    bool copied = n > 0 && memcmp(got, dims, (size_t)n * sizeof *got) == 0 && memcmp(dims, want, (size_t)n * sizeof *want) != 0;
-    ck_assert_msg(!copied, "exercise 4.2%s: the inverse of %s: inv is dims itself, %s, expected %s. A copy undoes dims "
-                  "only when dims just swaps pairs of dims. Output dim i came from input dim dims[i], so the inverse sends "
-                  "dims[i] back to i: inv[dims[i]] = i, not inv[i] = dims[i]", context, format_axes(dims, n, ds, sizeof ds),
-                  format_axes(got, n, gs, sizeof gs), format_axes(want, n, ws, sizeof ws));
+    bool copied =
+        n > 0 && memcmp(got, dims, (size_t)n * sizeof *got) == 0 && memcmp(dims, want, (size_t)n * sizeof *want) != 0;
+    ck_assert_msg(
+        !copied,
+        "exercise 4.2%s: the inverse of %s: inv is dims itself, %s, expected %s. A copy undoes dims "
+        "only when dims just swaps pairs of dims. Output dim i came from input dim dims[i], so the inverse sends "
+        "dims[i] back to i: inv[dims[i]] = i, not inv[i] = dims[i]",
+        context, format_axes(dims, n, ds, sizeof ds), format_axes(got, n, gs, sizeof gs),
+        format_axes(want, n, ws, sizeof ws));
     for (int i = 0; i < n; i++) {
         char value[64];
         if (got[i] == UNWRITTEN)
             snprintf(value, sizeof value, "was never written (it still holds %d from before the call)", UNWRITTEN);
-        else
-            snprintf(value, sizeof value, "is %d", got[i]);
-        ck_assert_msg(got[i] == want[i], "exercise 4.2%s: the inverse of %s: inv[%d] %s, expected %d\n    got      %s\n"
-                      "    expected %s", context, format_axes(dims, n, ds, sizeof ds), i, value, want[i],
+        else snprintf(value, sizeof value, "is %d", got[i]);
+        ck_assert_msg(got[i] == want[i],
+                      "exercise 4.2%s: the inverse of %s: inv[%d] %s, expected %d\n    got      %s\n"
+                      "    expected %s",
+                      context, format_axes(dims, n, ds, sizeof ds), i, value, want[i],
                       format_axes(got, n, gs, sizeof gs), format_axes(want, n, ws, sizeof ws));
     }
 }
@@ -185,17 +198,23 @@ static void check_view(const int64_t *shape, int rank, const int64_t *strides, c
     int64_t offset = 0;
     for (int d = 0; d < rank; d++)
         if (strides[d] < 0) offset -= (shape[d] - 1) * strides[d];
-    Tensor *view = EXPECT_OK(tensor_permute(EXPECT_OK(tensor_as_strided(base, shape, rank, strides, offset)), dims, rank));
+    Tensor *view =
+        EXPECT_OK(tensor_permute(EXPECT_OK(tensor_as_strided(base, shape, rank, strides, offset)), dims, rank));
     char s[SHAPE_STR_MAX], st[SHAPE_STR_MAX], ds[128], g1[SHAPE_STR_MAX], g2[SHAPE_STR_MAX], w1[SHAPE_STR_MAX],
         w2[SHAPE_STR_MAX];
     for (int i = rank; i < rank + OUTPUT_GUARD; i++)
-        ck_assert_msg(got_shape[i] == UNWRITTEN && got_strides[i] == UNWRITTEN, "exercise 4.3%s: wrote past the end of out_shape or "
-                      "out_strides (they have %d entries)", context, rank);
+        ck_assert_msg(got_shape[i] == UNWRITTEN && got_strides[i] == UNWRITTEN,
+                      "exercise 4.3%s: wrote past the end of out_shape or "
+                      "out_strides (they have %d entries)",
+                      context, rank);
     for (int i = 0; i < rank; i++)
-        ck_assert_msg(got_shape[i] != UNWRITTEN && got_strides[i] != UNWRITTEN, "exercise 4.3%s: shape %s with strides %s "
-                      "permuted by %s: out_%s[%d] was never written (it still holds %d, which the test put there before the "
-                      "call)", context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
-                      format_axes(dims, rank, ds, sizeof ds), got_shape[i] == UNWRITTEN ? "shape" : "strides", i, UNWRITTEN);
+        ck_assert_msg(
+            got_shape[i] != UNWRITTEN && got_strides[i] != UNWRITTEN,
+            "exercise 4.3%s: shape %s with strides %s "
+            "permuted by %s: out_%s[%d] was never written (it still holds %d, which the test put there before the "
+            "call)",
+            context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+            format_axes(dims, rank, ds, sizeof ds), got_shape[i] == UNWRITTEN ? "shape" : "strides", i, UNWRITTEN);
     bool shape_right = shape_equal(got_shape, rank, view->shape, rank);
     bool same = shape_right && shape_equal(got_strides, rank, view->strides, rank);
     if (same) return;
@@ -211,26 +230,36 @@ static void check_view(const int64_t *shape, int rank, const int64_t *strides, c
         inverse_strides[dims[i]] = strides[i];
     }
     char head[1536];
-    snprintf(head, sizeof head, "exercise 4.3%s: shape %s with strides %s permuted by %s gave shape %s, strides %s; expected "
-             "shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+    snprintf(head, sizeof head,
+             "exercise 4.3%s: shape %s with strides %s permuted by %s gave shape %s, strides %s; expected "
+             "shape %s, strides %s",
+             context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
              format_axes(dims, rank, ds, sizeof ds), shape_format(got_shape, rank, g1, sizeof g1),
              shape_format(got_strides, rank, g2, sizeof g2), shape_format(view->shape, rank, w1, sizeof w1),
              shape_format(view->strides, rank, w2, sizeof w2));
-    ck_assert_msg(!shape_right || !shape_equal(got_strides, rank, strides, rank), "%s. out_shape is right, but out_strides "
+    ck_assert_msg(!shape_right || !shape_equal(got_strides, rank, strides, rank),
+                  "%s. out_shape is right, but out_strides "
                   "are the input's strides in their old order: a dim's stride must move with its size. Output dim i is "
-                  "input dim dims[i], so out_strides[i] = strides[dims[i]], just as out_shape[i] = shape[dims[i]]", head);
-    ck_assert_msg(!shape_right || !shape_equal(got_strides, rank, contiguous, rank), "%s. out_shape is right, but "
-                  "out_strides are the strides of a new contiguous tensor of that shape. A permute is a view of the same "
-                  "storage and moves no data, so each dim keeps the stride it had: out_strides[i] = strides[dims[i]]", head);
-    ck_assert_msg(!shape_equal(got_shape, rank, inverse_shape, rank) || !shape_equal(got_strides, rank, inverse_strides, rank),
+                  "input dim dims[i], so out_strides[i] = strides[dims[i]], just as out_shape[i] = shape[dims[i]]",
+                  head);
+    ck_assert_msg(
+        !shape_right || !shape_equal(got_strides, rank, contiguous, rank),
+        "%s. out_shape is right, but "
+        "out_strides are the strides of a new contiguous tensor of that shape. A permute is a view of the same "
+        "storage and moves no data, so each dim keeps the stride it had: out_strides[i] = strides[dims[i]]",
+        head);
+    ck_assert_msg(!shape_equal(got_shape, rank, inverse_shape, rank) ||
+                      !shape_equal(got_strides, rank, inverse_strides, rank),
                   "%s. That is the permute by the inverse of dims: input dim i was sent to output dim dims[i] "
                   "(out[dims[i]] = in[i]), but output dim i is input dim dims[i]: out_shape[i] = shape[dims[i]] and "
-                  "out_strides[i] = strides[dims[i]]", head);
+                  "out_strides[i] = strides[dims[i]]",
+                  head);
     ck_abort_msg("exercise 4.3%s: shape %s with strides %s permuted by %s\n    got      shape %s, strides %s\n"
-                 "    expected shape %s, strides %s", context, shape_format(shape, rank, s, sizeof s),
-                 shape_format(strides, rank, st, sizeof st), format_axes(dims, rank, ds, sizeof ds),
-                 shape_format(got_shape, rank, g1, sizeof g1), shape_format(got_strides, rank, g2, sizeof g2),
-                 shape_format(view->shape, rank, w1, sizeof w1), shape_format(view->strides, rank, w2, sizeof w2));
+                 "    expected shape %s, strides %s",
+                 context, shape_format(shape, rank, s, sizeof s), shape_format(strides, rank, st, sizeof st),
+                 format_axes(dims, rank, ds, sizeof ds), shape_format(got_shape, rank, g1, sizeof g1),
+                 shape_format(got_strides, rank, g2, sizeof g2), shape_format(view->shape, rank, w1, sizeof w1),
+                 shape_format(view->strides, rank, w2, sizeof w2));
 }
 
 START_TEST(test_4_3_chapter) {
@@ -308,24 +337,33 @@ static void check_copy(const Tensor *view, const char *context) {
     walk_view(view, 0, false, from_0);
     walk_view(view, view->offset, true, first_fastest);
     bool right = values_close(got, tensor_data(want), n, 0);
-    ck_assert_msg(right || !values_close(got, in_order, n, 0), "%s: out holds data[offset], data[offset + 1], ... in "
-                  "storage order, but this view is not contiguous: its element (i_0, i_1, ...) is data[offset + i_0 * "
-                  "strides[0] + i_1 * strides[1] + ...]. Keep that offset as you walk, moving it by strides[d] when index "
-                  "d moves", what);
-    ck_assert_msg(right || view->offset == 0 || !values_close(got, from_0, n, 0), "%s: out is the view read from data[0], "
-                  "as if the offset were 0: the view's first element is data[offset], so start the walk there", what);
-    ck_assert_msg(right || !values_close(got, first_fastest, n, 0), "%s: out holds the elements with the first index moving "
-                  "fastest. Row-major order moves the last index fastest: bump index rank - 1 first, and carry into the dim "
-                  "before it when it reaches its size", what);
+    ck_assert_msg(
+        right || !values_close(got, in_order, n, 0),
+        "%s: out holds data[offset], data[offset + 1], ... in "
+        "storage order, but this view is not contiguous: its element (i_0, i_1, ...) is data[offset + i_0 * "
+        "strides[0] + i_1 * strides[1] + ...]. Keep that offset as you walk, moving it by strides[d] when index "
+        "d moves",
+        what);
+    ck_assert_msg(right || view->offset == 0 || !values_close(got, from_0, n, 0),
+                  "%s: out is the view read from data[0], "
+                  "as if the offset were 0: the view's first element is data[offset], so start the walk there",
+                  what);
+    ck_assert_msg(
+        right || !values_close(got, first_fastest, n, 0),
+        "%s: out holds the elements with the first index moving "
+        "fastest. Row-major order moves the last index fastest: bump index rank - 1 first, and carry into the dim "
+        "before it when it reaches its size",
+        what);
     free(in_order), free(from_0), free(first_fastest);
     /* a value found nowhere in the storage was read from outside it */
     for (int64_t i = 0; i < n; i++) {
         if (got[i] == tensor_data(want)[i] || got[i] == -12345.0f) continue;
         bool in_storage = false;
         for (int64_t k = 0; k < view->storage->size && !in_storage; k++) in_storage = got[i] == view->storage->data[k];
-        ck_assert_msg(in_storage, "%s: element %lld is %g, expected %g; %g is nowhere in data, so it was read from outside "
-                      "it (the offset left the storage: SANITIZE=1 names the line)", what, (long long)i, (double)got[i],
-                      (double)tensor_data(want)[i], (double)got[i]);
+        ck_assert_msg(in_storage,
+                      "%s: element %lld is %g, expected %g; %g is nowhere in data, so it was read from outside "
+                      "it (the offset left the storage: SANITIZE=1 names the line)",
+                      what, (long long)i, (double)got[i], (double)tensor_data(want)[i], (double)got[i]);
         break;
     }
     EXPECT_OUTPUT(got, n, -12345.0f, tensor_data(want), 0, what);
@@ -376,11 +414,13 @@ START_TEST(test_4_4_random_views) {
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"4.1", "permute then sum, by hand", 2, probe_4_1, {test_4_1_forward, test_4_1_backward}},
         {"4.2", "the inverse permutation", 2, probe_4_2, {test_4_2_examples, test_4_2_random}},
         {"4.3", "permute as a view: shape and strides", 3, probe_4_3, {test_4_3_chapter, test_4_3_random_views}},
         {"4.4", "the contiguous copy of any view", 4, probe_4_4, {test_4_4_chapter_and_views, test_4_4_random_views}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

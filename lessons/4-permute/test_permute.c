@@ -79,7 +79,8 @@ START_TEST(test_inverse_and_round_trips) {
         Tensor *x = random_tensor(test_ctx, &rng, shape, rank, -1, 1);
         Tensor *round = EXPECT_OK(tensor_permute(EXPECT_OK(tensor_permute(x, dims, rank)), back, rank));
         char what[96];
-        snprintf(what, sizeof what, "COURSE_SEED=%llu case %d: permute then its inverse", (unsigned long long)seed, trial);
+        snprintf(what, sizeof what, "COURSE_SEED=%llu case %d: permute then its inverse", (unsigned long long)seed,
+                 trial);
         EXPECT_SHAPE(round, x->shape, x->rank, what);
         ck_assert_msg(shape_equal(round->strides, rank, x->strides, rank), "%s: strides changed", what);
         EXPECT_VALUES_ARRAY(round, tensor_data(x), tensor_numel(x), 0, what);
@@ -150,7 +151,8 @@ START_TEST(test_reshape_reinterprets) {
     Tensor *wide = tensor_expand(tensor_from(test_ctx, DIMS(3), VALUES(1, 2, 3)), DIMS(4, 3));
     Tensor *w1 = EXPECT_OK(tensor_reshape(wide, DIMS(4, 1, 3)));
     ck_assert_ptr_eq(w1->storage, wide->storage);
-    EXPECT_VALUES(tensor_reshape(wide, DIMS(12)), VALUES(1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3), 0, "reshape of an expanded view");
+    EXPECT_VALUES(tensor_reshape(wide, DIMS(12)), VALUES(1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3), 0,
+                  "reshape of an expanded view");
 }
 END_TEST
 
@@ -176,7 +178,8 @@ START_TEST(test_reshape_random_against_copy) {
         if (n > 1) new_shape[new_rank++] = n;
         Tensor *r = tensor_reshape(v, new_shape, new_rank);
         char what[160];
-        snprintf(what, sizeof what, "COURSE_SEED=%llu case %d: reshape of a permuted view", (unsigned long long)seed, trial);
+        snprintf(what, sizeof what, "COURSE_SEED=%llu case %d: reshape of a permuted view", (unsigned long long)seed,
+                 trial);
         ck_assert_msg(r != NULL, "%s: %s", what, tensor_error());
         EXPECT_VALUES_ARRAY(r, tensor_data(tensor_contiguous(v)), tensor_numel(v), 0, what);
     }
@@ -253,9 +256,9 @@ START_TEST(test_contiguous_against_naive) {
             unravel_index(t, v->shape, rank, index);
             int64_t src[TENSOR_MAX_RANK];
             for (int i = 0; i < rank; i++) src[dims[i]] = x->shape[dims[i]] == 1 ? 0 : index[i];
-            ck_assert_msg(tensor_data(c)[t] == tensor_get(x, src), "COURSE_SEED=%llu case %d: element %lld is %g, expected %g",
-                          (unsigned long long)seed, trial, (long long)t, (double)tensor_data(c)[t],
-                          (double)tensor_get(x, src));
+            ck_assert_msg(tensor_data(c)[t] == tensor_get(x, src),
+                          "COURSE_SEED=%llu case %d: element %lld is %g, expected %g", (unsigned long long)seed, trial,
+                          (long long)t, (double)tensor_data(c)[t], (double)tensor_get(x, src));
         }
     }
 }
@@ -278,7 +281,8 @@ START_TEST(test_tiled_copies_against_naive) {
         int rank = (int)rng_int(&rng, 2, 4), dims[TENSOR_MAX_RANK];
         int64_t shape[TENSOR_MAX_RANK], index[TENSOR_MAX_RANK], src[TENSOR_MAX_RANK];
         random_shape(&rng, rank, 1, 3, shape);
-        for (int k = 0; k < 2; k++) shape[rng_int(&rng, 0, rank - 1)] = rng_int(&rng, 0, 9) == 0 ? 0 : rng_int(&rng, 9, 140);
+        for (int k = 0; k < 2; k++)
+            shape[rng_int(&rng, 0, rank - 1)] = rng_int(&rng, 0, 9) == 0 ? 0 : rng_int(&rng, 9, 140);
         random_permutation(&rng, rank, dims);
         /* x: a leaf, or a flipped window of a padded one */
         Tensor *x = random_tensor(test_ctx, &rng, shape, rank, -9, 9);
@@ -304,9 +308,9 @@ START_TEST(test_tiled_copies_against_naive) {
             float want = tensor_get(x, src);
             if (tensor_data(c)[t] != want || tensor_get(r, &t) != want)
                 ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s permuted: element %lld is %g (reshape %g), "
-                             "expected %g", (unsigned long long)seed, trial, kernels,
-                             shape_format(shape, rank, sx, sizeof sx), (long long)t, (double)tensor_data(c)[t],
-                             (double)tensor_get(r, &t), (double)want);
+                             "expected %g",
+                             (unsigned long long)seed, trial, kernels, shape_format(shape, rank, sx, sizeof sx),
+                             (long long)t, (double)tensor_data(c)[t], (double)tensor_get(r, &t), (double)want);
         }
         /* backward: the gradient of sum(w * permute(x)) is w sent back through the inverse permutation */
         Tensor *w = random_tensor(test_ctx, &rng, v->shape, rank, -4, 4);
@@ -319,9 +323,9 @@ START_TEST(test_tiled_copies_against_naive) {
             for (int d = 0; d < rank; d++) flat = flat * shape[d] + src[d];
             if (gx[flat] != tensor_data(w)[t])
                 ck_abort_msg("COURSE_SEED=%llu case %d (%s kernels): %s permuted: gradient of element %lld is %g, "
-                             "expected %g", (unsigned long long)seed, trial, kernels,
-                             shape_format(shape, rank, sx, sizeof sx), (long long)flat, (double)gx[flat],
-                             (double)tensor_data(w)[t]);
+                             "expected %g",
+                             (unsigned long long)seed, trial, kernels, shape_format(shape, rank, sx, sizeof sx),
+                             (long long)flat, (double)gx[flat], (double)tensor_data(w)[t]);
         }
     }
 }
@@ -333,7 +337,8 @@ START_TEST(test_invalid_permutations) {
     Tensor *x = tensor_zeros(test_ctx, DIMS(2, 3));
     tensor_clear_error();
     ck_assert_ptr_null(tensor_permute(x, AXES(0, 1, 2)));
-    ck_assert_str_eq(tensor_error(), "permute: axes (0,1,2) don't match a tensor of rank 2: give each of its 2 axes once");
+    ck_assert_str_eq(tensor_error(),
+                     "permute: axes (0,1,2) don't match a tensor of rank 2: give each of its 2 axes once");
     ck_assert_ptr_null(tensor_permute(x, AXES(0)));
     ck_assert_str_eq(tensor_error(), "permute: axes (0,) don't match a tensor of rank 2: give each of its 2 axes once");
     ck_assert_ptr_null(tensor_permute(x, AXES(0, 0)));
@@ -345,8 +350,10 @@ START_TEST(test_invalid_permutations) {
     ck_assert_ptr_null(tensor_permute(x, AXES(-3, 0)));
     ck_assert_str_eq(tensor_error(), "permute: axis -3 is out of bounds for array of dimension 2");
     ck_assert_ptr_null(tensor_permute(x, NULL, 2));
-    ck_assert_str_eq(tensor_error(), "permute: 2 axes (NULL) given for a tensor of rank 2: give each of its 2 axes once");
-    ck_assert_ptr_null(tensor_permute(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 1, 1, 1)), AXES(0, 1, 2, 3, 4, 5, 6, 7, 8)));
+    ck_assert_str_eq(tensor_error(),
+                     "permute: 2 axes (NULL) given for a tensor of rank 2: give each of its 2 axes once");
+    ck_assert_ptr_null(tensor_permute(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 1, 1, 1)),
+                                      AXES(0, 1, 2, 3, 4, 5, 6, 7, 8)));
     ck_assert_str_eq(tensor_error(), "permute: 9 axes given for a tensor of rank 8: give each of its 8 axes once");
     ck_assert_ptr_null(tensor_reshape(x, NULL, 2));
     ck_assert_str_eq(tensor_error(), "reshape: shape is NULL for rank 2");

@@ -90,9 +90,10 @@ static void section_odometer(Ctx *ctx) {
     int64_t previous = 0;
     while (nditer_next(&it)) {
         char change[16] = "";
-        if (it.remaining + 1 < tensor_numel(y)) snprintf(change, sizeof change, "%+lld", (long long)(it.offset[0] - previous));
-        printf("  %-7s %-7lld %-7s %g\n", shape_format(it.index, y->rank, idx, sizeof idx), (long long)it.offset[0], change,
-               (double)tensor_data(y)[it.offset[0]]);
+        if (it.remaining + 1 < tensor_numel(y))
+            snprintf(change, sizeof change, "%+lld", (long long)(it.offset[0] - previous));
+        printf("  %-7s %-7lld %-7s %g\n", shape_format(it.index, y->rank, idx, sizeof idx), (long long)it.offset[0],
+               change, (double)tensor_data(y)[it.offset[0]]);
         previous = it.offset[0];
     }
 }
@@ -137,8 +138,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 4: permute\n=================\n");
-    void (*sections[])(Ctx *) = {section_reshape_vs_permute, section_view, section_3d, section_inverse,
-                                 section_odometer, section_backward};
+    void (*sections[])(Ctx *) = {section_reshape_vs_permute, section_view,    section_3d, section_inverse,
+                                 section_odometer,           section_backward};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;

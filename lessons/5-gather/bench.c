@@ -29,7 +29,7 @@ typedef struct {
     int layout;
     int64_t v;
     Ctx *ctx;
-    Tensor *table;  /* the view gathered from */
+    Tensor *table; /* the view gathered from */
     int64_t *indices;
     int64_t n, d;
     float *src, *dst; /* n * d floats each, for memcpy */
@@ -42,7 +42,10 @@ static void case_table(Case *c) {
     ctx_free(c->ctx);
     c->ctx = ctx_new();
     int64_t v = c->v, d = c->d;
-    int64_t stored_shape[2] = {c->layout == TRANSPOSED ? d : c->layout == EXPANDED ? 1 : v, c->layout == TRANSPOSED ? v : d};
+    int64_t stored_shape[2] = {c->layout == TRANSPOSED ? d
+                               : c->layout == EXPANDED ? 1
+                                                       : v,
+                               c->layout == TRANSPOSED ? v : d};
     Tensor *stored = c->ctx ? tensor_zeros(c->ctx, stored_shape, 2) : NULL;
     if (!stored) {
         fprintf(stderr, "bench: %s\n", tensor_error());
@@ -51,12 +54,19 @@ static void case_table(Case *c) {
     float *data = tensor_data(stored);
     for (int64_t i = 0, n = tensor_numel(stored); i < n; i++) data[i] = (float)(i % 1000);
     c->table = c->layout == TRANSPOSED ? tensor_permute(stored, AXES(1, 0))
-             : c->layout == EXPANDED   ? tensor_expand(stored, (const int64_t[]){v, d}, 2)
+               : c->layout == EXPANDED ? tensor_expand(stored, (const int64_t[]){v, d}, 2)
                                        : stored;
 }
 
 static Case case_new(int layout, int64_t v, int64_t d, int64_t n, uint64_t seed) {
-    Case c = {layout, v, NULL, NULL, malloc((size_t)n * sizeof(int64_t)), n, d, malloc((size_t)(n * d) * sizeof(float)),
+    Case c = {layout,
+              v,
+              NULL,
+              NULL,
+              malloc((size_t)n * sizeof(int64_t)),
+              n,
+              d,
+              malloc((size_t)(n * d) * sizeof(float)),
               malloc((size_t)(n * d) * sizeof(float))};
     if (!c.indices || !c.src || !c.dst) {
         fprintf(stderr, "bench: out of memory\n");
@@ -86,7 +96,8 @@ static void memcpy_warm(void *arg) {
  * calls the context is made again (from the warm heap), so that it stays small. */
 static void gather(void *arg) {
     Case *c = arg;
-    if (ctx_bytes(c->ctx) > (size_t)(c->n * c->d) * sizeof(float) * 6 + ((size_t)c->v * (size_t)c->d + 16384) * 4) case_table(c);
+    if (ctx_bytes(c->ctx) > (size_t)(c->n * c->d) * sizeof(float) * 6 + ((size_t)c->v * (size_t)c->d + 16384) * 4)
+        case_table(c);
     bench_keep(tensor_gather_rows(c->table, c->indices, c->n));
 }
 
@@ -111,8 +122,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < n_d; k++) {
         int64_t d = ds[k];
         char what[160];
-        snprintf(what, sizeof what, "%lld rows of %lld floats (%.1f MB) from a (%lld,%lld) table",
-                 (long long)n, (long long)d, (double)(n * d * 4) / 1e6, (long long)v, (long long)d);
+        snprintf(what, sizeof what, "%lld rows of %lld floats (%.1f MB) from a (%lld,%lld) table", (long long)n,
+                 (long long)d, (double)(n * d * 4) / 1e6, (long long)v, (long long)d);
         bench_table_header(what, "GB/s", "memcpy of the same bytes");
         const char *names[4] = {"gather_rows, contiguous table", "gather_rows, table expanded from (1,D)",
                                 "gather_rows, transposed table", "gather_rows, contiguous table, reference"};
@@ -122,7 +133,8 @@ int main(int argc, char **argv) {
         case_free(&c);
         for (int layout = CONTIGUOUS; layout <= ELEMENTWISE; layout++) {
             c = case_new(layout == ELEMENTWISE ? CONTIGUOUS : layout, v, d, n, 1);
-            BenchTime t = layout == ELEMENTWISE ? bench_with_kernels(&o, "reference", gather, &c) : bench_default(&o, gather, &c);
+            BenchTime t =
+                layout == ELEMENTWISE ? bench_with_kernels(&o, "reference", gather, &c) : bench_default(&o, gather, &c);
             bench_table_row(names[layout], t, gbps(&c, t), base.best);
             case_free(&c);
         }

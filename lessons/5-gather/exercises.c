@@ -25,8 +25,8 @@ void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_
 }
 
 /* 5.3: first a loop that only checks the indices; then a loop that copies (docs/5-gather.md 6.3). */
-int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
-                              float *out, int64_t *bad_position) {
+int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n, float *out,
+                              int64_t *bad_position) {
     EXERCISE_TODO();
     (void)table, (void)v, (void)d, (void)indices, (void)n, (void)out, (void)bad_position;
     return -1;

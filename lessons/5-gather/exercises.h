@@ -42,8 +42,8 @@ void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_
  * *bad_position to the position of the first bad index, and leave out untouched: check them
  * all before you copy anything, and never read outside the table. An index may be any int64_t,
  * 2^32 + 1 included: compare it whole, not cut to an int. */
-int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
-                              float *out, int64_t *bad_position);
+int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n, float *out,
+                              int64_t *bad_position);
 
 /* 5.4: a sentence's vector, the mean of its words' vectors (docs/5-gather.md 6.4): table is
  * (V, D), words holds n >= 1 row indices. Build it on tensor_gather_rows (the test looks for it

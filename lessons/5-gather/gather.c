@@ -67,7 +67,8 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
     if (!table) return tensor_null_input(op, "table"), NULL;
     if (table->rank != 2)
         return tensor_set_error("%s: the table must have shape (V, D), got %s", op,
-                                shape_format(table->shape, table->rank, s, sizeof s)), NULL;
+                                shape_format(table->shape, table->rank, s, sizeof s)),
+               NULL;
     if (n < 0 || (n > 0 && !indices))
         return tensor_set_error("%s: %lld indices %s", op, (long long)n, n < 0 ? "is not a count" : "given as NULL"),
                NULL;
@@ -75,7 +76,8 @@ Tensor *tensor_gather_rows(Tensor *table, const int64_t *indices, int64_t n) {
     if (!indices_in_range(op, indices, n, v, NULL, 0)) return NULL;
     if (shape_numel((const int64_t[]){n, d}, 2) < 0) /* a table expanded to D = 2^62, say */
         return tensor_set_error("%s: the result %s has too many elements", op,
-                                shape_format((const int64_t[]){n, d}, 2, s, sizeof s)), NULL;
+                                shape_format((const int64_t[]){n, d}, 2, s, sizeof s)),
+               NULL;
     Tensor *out = tensor_empty(table->ctx, (const int64_t[]){n, d}, 2); /* every element is written below */
     int64_t *saved = ctx_alloc(table->ctx, (size_t)(n > 0 ? n : 1) * sizeof *saved); /* for the backward */
     if (!out || !saved) return NULL;
@@ -92,22 +94,26 @@ Tensor *tensor_embedding(Tensor *table, const int64_t *indices, const int64_t *i
     if (!shape_is_valid(op, index_shape, index_rank)) return NULL;
     if (index_rank + 1 > TENSOR_MAX_RANK)
         return tensor_set_error("%s: indices of rank %d give a result of rank %d, above the maximum %d", op, index_rank,
-                                index_rank + 1, TENSOR_MAX_RANK), NULL;
+                                index_rank + 1, TENSOR_MAX_RANK),
+               NULL;
     int64_t n = shape_numel(index_shape, index_rank), shape[TENSOR_MAX_RANK];
     char s[SHAPE_STR_MAX];
     if (n < 0)
         return tensor_set_error("%s: index shape %s has too many elements", op,
-                                shape_format(index_shape, index_rank, s, sizeof s)), NULL;
+                                shape_format(index_shape, index_rank, s, sizeof s)),
+               NULL;
     if (table->rank != 2)
         return tensor_set_error("%s: the table must have shape (V, D), got %s", op,
-                                shape_format(table->shape, table->rank, s, sizeof s)), NULL;
+                                shape_format(table->shape, table->rank, s, sizeof s)),
+               NULL;
     if (n > 0 && !indices) return tensor_set_error("%s: %lld indices given as NULL", op, (long long)n), NULL;
     if (!indices_in_range(op, indices, n, table->shape[0], index_shape, index_rank)) return NULL;
     for (int k = 0; k < index_rank; k++) shape[k] = index_shape[k];
     shape[index_rank] = table->shape[1];
     if (shape_numel(shape, index_rank + 1) < 0)
         return tensor_set_error("%s: the result %s has too many elements", op,
-                                shape_format(shape, index_rank + 1, s, sizeof s)), NULL;
+                                shape_format(shape, index_rank + 1, s, sizeof s)),
+               NULL;
     Tensor *rows = tensor_gather_rows(table, indices, n); /* (n, D) */
     if (!rows) return NULL;
     return tensor_reshape(rows, shape, index_rank + 1); /* (..., D): a view, no copy */

@@ -21,16 +21,18 @@ static int one_case(Diagram *d, Ctx *ctx, int c, const int64_t *indices) {
     const float ones[N * D] = {1, 1, 1, 1}; /* out's gradient: the backward of sum(out) */
     int64_t copies[N * D], into[N * D];
     int status = out && diagram_probe_forward(DIMS(V, D), gather, (void *)indices, forward, V * D * N * D) == N * D &&
-                 diagram_probe_backward(out, table, backward, N * D * V * D) == N * D &&
-                 tensor_to_array(out, values, N * D) == N * D && tensor_backward(tensor_sum(out)) == 0 &&
-                 tensor_to_array(tensor_grad(table), grad, V * D) == V * D
-                     ? 0 : -1;
+                         diagram_probe_backward(out, table, backward, N * D * V * D) == N * D &&
+                         tensor_to_array(out, values, N * D) == N * D && tensor_backward(tensor_sum(out)) == 0 &&
+                         tensor_to_array(tensor_grad(table), grad, V * D) == V * D
+                     ? 0
+                     : -1;
     for (int64_t t = 0; t < N * D; t++) {
-        copies[t] = diagram_reached(forward + t, V * D, N * D); /* the table cell whose 1 reached out cell t */
+        copies[t] = diagram_reached(forward + t, V * D, N * D);    /* the table cell whose 1 reached out cell t */
         into[t] = diagram_reached(backward + t * V * D, V * D, 1); /* where out's gradient at t landed */
     }
     snprintf(part, sizeof part, "case%d", c);
-    if (status == 0) status = diagram_note(d, part, "indices = [%lld, %lld]", (long long)indices[0], (long long)indices[1]);
+    if (status == 0)
+        status = diagram_note(d, part, "indices = [%lld, %lld]", (long long)indices[0], (long long)indices[1]);
     snprintf(part, sizeof part, "indices%d", c);
     for (int64_t i = 0; i < N && status == 0; i++)
         status = diagram_cell(d, part, i, 0, (float)indices[i], indices[i], (int)indices[i], "indices[%lld] = %lld",

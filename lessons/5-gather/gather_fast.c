@@ -36,9 +36,10 @@ static bool gather_by_slabs(int64_t v, int64_t d, const float *t, int64_t rs, in
     int64_t *order = block ? malloc((size_t)n * sizeof *order) : NULL;
     int64_t *start = order ? calloc((size_t)v + 1, sizeof *start) : NULL;
     if (start) {
-        for (int64_t i = 0; i < n; i++) start[indices[i] + 1]++;        /* count each table row's uses ... */
-        for (int64_t r = 0; r < v; r++) start[r + 1] += start[r];       /* ... where row r's uses begin ... */
-        for (int64_t i = 0; i < n; i++) order[start[indices[i]]++] = i; /* ... and place them: start[r] is now their end */
+        for (int64_t i = 0; i < n; i++) start[indices[i] + 1]++;  /* count each table row's uses ... */
+        for (int64_t r = 0; r < v; r++) start[r + 1] += start[r]; /* ... where row r's uses begin ... */
+        for (int64_t i = 0; i < n; i++)
+            order[start[indices[i]]++] = i; /* ... and place them: start[r] is now their end */
         for (int64_t r0 = 0; r0 < v; r0 += slab) {
             int64_t rows = v - r0 < slab ? v - r0 : slab;
             int64_t first = r0 > 0 ? start[r0 - 1] : 0, last = start[r0 + rows - 1];

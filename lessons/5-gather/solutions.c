@@ -27,8 +27,8 @@ void ex5_2_scatter_add(const float *g, const int64_t *indices, int64_t n, int64_
     }
 }
 
-int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n,
-                              float *out, int64_t *bad_position) {
+int ex5_3_gather_rows_checked(const float *table, int64_t v, int64_t d, const int64_t *indices, int64_t n, float *out,
+                              int64_t *bad_position) {
     for (int64_t i = 0; i < n; i++) {
         if (indices[i] < 0 || indices[i] >= v) {
             *bad_position = i;

@@ -88,5 +88,6 @@ Tensor *ex5_4_sentence_vector(Tensor *table, const int64_t *words, int64_t n) {
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"5.1", serve_5_1}, {"5.2", serve_5_2}, {"5.3", serve_5_3}, {"5.4", serve_5_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"5.1", serve_5_1}, {"5.2", serve_5_2}, {"5.3", serve_5_3}, {"5.4", serve_5_4}, {NULL, NULL}};
 #endif

@@ -15,7 +15,7 @@
 #include "reduce.h"
 
 static const float MARK = -12345.0f; /* what an output holds before the call: no answer has it */
-enum { UNWRITTEN = -99 };             /* the same for an int64_t output */
+enum { UNWRITTEN = -99 };            /* the same for an int64_t output */
 
 static void random_indices(Rng *rng, int64_t n, int64_t v, int64_t *indices) {
     for (int64_t i = 0; i < n; i++) indices[i] = rng_int(rng, 0, v - 1);
@@ -38,11 +38,13 @@ static GatherByHand unwritten_5_1(void) {
 static void check_floats_5_1(const float *got, const float *want, int n, const char *field, const char *hint) {
     char g[256];
     for (int i = 0; i < n; i++) {
-        ck_assert_msg(got[i] != MARK, "exercise 5.1: %s[%d] was never written (it still holds %g, which the test put there "
-                      "before the call)\n    your %s: %s\n    %s", field, i, (double)MARK, field,
-                      format_floats(got, n, g, sizeof g), hint);
-        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f, "exercise 5.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s",
-                      field, i, (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(got[i] != MARK,
+                      "exercise 5.1: %s[%d] was never written (it still holds %g, which the test put there "
+                      "before the call)\n    your %s: %s\n    %s",
+                      field, i, (double)MARK, field, format_floats(got, n, g, sizeof g), hint);
+        ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f,
+                      "exercise 5.1: %s[%d] is %g, which is not right\n    your %s: %s\n    %s", field, i,
+                      (double)got[i], field, format_floats(got, n, g, sizeof g), hint);
     }
 }
 
@@ -60,13 +62,16 @@ START_TEST(test_5_1_forward_and_sum) {
     ex5_1_gather_by_hand(&got);
     Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)));
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
-    check_floats_5_1(got.out, tensor_data(out), 6, "out", "expected out row i to be a copy of table row indices[i] (docs 6.1)");
+    check_floats_5_1(got.out, tensor_data(out), 6, "out",
+                     "expected out row i to be a copy of table row indices[i] (docs 6.1)");
     ck_assert_int_eq(tensor_backward(tensor_sum(out)), 0);
-    check_not_5_1(got.grad_sum, (const float[]){1, 1, 0, 0, 1, 1}, "grad_sum", "gives row 0 what it gives row 2, but "
+    check_not_5_1(got.grad_sum, (const float[]){1, 1, 0, 0, 1, 1}, "grad_sum",
+                  "gives row 0 what it gives row 2, but "
                   "indices [0, 0, 2] copy row 0 twice and row 2 once: each copy sends back its own gradient, and the "
                   "copies add (docs 6.2)");
-    check_floats_5_1(got.grad_sum, tensor_data(tensor_grad(table)), 6, "grad_sum",
-                     "expected d sum(out) / d table: each copy of a row sends back 1 per element, and the copies add (docs 6.2)");
+    check_floats_5_1(
+        got.grad_sum, tensor_data(tensor_grad(table)), 6, "grad_sum",
+        "expected d sum(out) / d table: each copy of a row sends back 1 per element, and the copies add (docs 6.2)");
 }
 END_TEST
 
@@ -77,9 +82,11 @@ START_TEST(test_5_1_weighted_and_assigned) {
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, (const int64_t[]){0, 0, 2}, 3));
     Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
     ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(w, out))), 0);
-    check_not_5_1(got.grad_weighted, tensor_data(w), "grad_weighted", "is w itself: that is d loss / d out, one row per "
-                  "output row. d loss / d table has one row per table row: each output row's w row goes back to the table "
-                  "row it was copied from, and a row copied twice collects both (docs 6.2)");
+    check_not_5_1(
+        got.grad_weighted, tensor_data(w), "grad_weighted",
+        "is w itself: that is d loss / d out, one row per "
+        "output row. d loss / d table has one row per table row: each output row's w row goes back to the table "
+        "row it was copied from, and a row copied twice collects both (docs 6.2)");
     check_floats_5_1(got.grad_weighted, tensor_data(tensor_grad(table)), 6, "grad_weighted",
                      "expected d sum(w * out) / d table: each table row collects the w rows of every output row that "
                      "copied it (docs 6.2)");
@@ -87,7 +94,8 @@ START_TEST(test_5_1_weighted_and_assigned) {
     float assigned[6] = {0};
     const int64_t idx[3] = {0, 0, 2};
     for (int i = 0; i < 3; i++) memcpy(assigned + idx[i] * 2, tensor_data(w) + i * 2, 2 * sizeof(float));
-    check_not_5_1(got.grad_if_assigned, (const float[]){1, 2, 0, 0, 5, 6}, "grad_if_assigned", "keeps what output row 0 "
+    check_not_5_1(got.grad_if_assigned, (const float[]){1, 2, 0, 0, 5, 6}, "grad_if_assigned",
+                  "keeps what output row 0 "
                   "wrote into table row 0, but output row 1 also came from row 0 and is visited after it: with = the "
                   "last write to a row is the one that stays (docs 6.2)");
     check_floats_5_1(got.grad_if_assigned, assigned, 6, "grad_if_assigned",
@@ -103,7 +111,8 @@ static void probe_5_2(void) {
     ex5_2_scatter_add(g, (const int64_t[]){0, 2}, 2, 2, gtable);
 }
 
-static void check_scatter(const float *g, const int64_t *indices, int64_t n, int64_t v, int64_t d, const char *context) {
+static void check_scatter(const float *g, const int64_t *indices, int64_t n, int64_t v, int64_t d,
+                          const char *context) {
     /* what the library's backward gives, added to a table gradient that already holds values */
     Tensor *table = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(v, d)));
     Tensor *out = EXPECT_OK(tensor_gather_rows(table, indices, n));
@@ -119,7 +128,8 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     ex5_2_scatter_add(g, indices, n, d, got);
     char what[768], is[256], gs[512];
     snprintf(what, sizeof what, "exercise 5.2%s: indices %s, rows of %lld, g = %s, gtable starting at [100, 101, ...]",
-             context, format_ints(indices, n, is, sizeof is), (long long)d, format_literal(g, DIMS(n, d), gs, sizeof gs));
+             context, format_ints(indices, n, is, sizeof is), (long long)d,
+             format_literal(g, DIMS(n, d), gs, sizeof gs));
     expect_read_inside(got, want, size, what); /* g read at the table's row, past its n rows */
     /* The usual mistakes, each told by what it leaves: = for += (each named row holds the last
      * gradient row sent to it), the named rows zeroed before adding (they hold the sum of their
@@ -141,21 +151,31 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
     bool zeroed = !right && n > 0 && values_close(got, sum, size, 1e-5f);
     bool no_stride = !right && d > 1 && values_close(got, unscaled, size, 1e-5f);
     free(last), free(sum), free(unscaled);
-    ck_assert_msg(!(assigned && zeroed), "%s: each named row of gtable holds only the gradient sent to it, and nothing of "
-                  "what it held before the call: add every output row's gradient into it (+=) instead of overwriting it "
-                  "with = or zeroing it first", what);
-    ck_assert_msg(!assigned, "%s: each named row of gtable holds only the last gradient row sent to it: add every output "
-                  "row's gradient into it (+=) instead of overwriting it with =", what);
-    ck_assert_msg(!zeroed, "%s: each named row of gtable holds the sum of the gradients sent to it, but nothing of what it "
+    ck_assert_msg(
+        !(assigned && zeroed),
+        "%s: each named row of gtable holds only the gradient sent to it, and nothing of "
+        "what it held before the call: add every output row's gradient into it (+=) instead of overwriting it "
+        "with = or zeroing it first",
+        what);
+    ck_assert_msg(!assigned,
+                  "%s: each named row of gtable holds only the last gradient row sent to it: add every output "
+                  "row's gradient into it (+=) instead of overwriting it with =",
+                  what);
+    ck_assert_msg(!zeroed,
+                  "%s: each named row of gtable holds the sum of the gradients sent to it, but nothing of what it "
                   "held before the call: gtable may already hold gradients (from other uses of the table), so add into "
-                  "it instead of zeroing it first", what);
-    ck_assert_msg(!no_stride, "%s: the gradients went to gtable[indices[i] + j], which is row indices[i] only when rows "
-                  "have 1 float: gtable's rows have d = %lld, so row r starts at gtable[r * d]", what, (long long)d);
+                  "it instead of zeroing it first",
+                  what);
+    ck_assert_msg(!no_stride,
+                  "%s: the gradients went to gtable[indices[i] + j], which is row indices[i] only when rows "
+                  "have 1 float: gtable's rows have d = %lld, so row r starts at gtable[r * d]",
+                  what, (long long)d);
     for (int64_t k = 0; k < size; k++) {
         if (fabsf(got[k] - want[k]) <= 1e-5f * (1.0f + fabsf(want[k]))) continue;
-        ck_assert_msg(got[k] != 100.0f + (float)k, "%s: gtable[%lld] (row %lld) is still %g, what it held before the call: "
-                      "add into it the gradient of every output row that copied row %lld", what, (long long)k,
-                      (long long)(k / d), (double)got[k], (long long)(k / d));
+        ck_assert_msg(got[k] != 100.0f + (float)k,
+                      "%s: gtable[%lld] (row %lld) is still %g, what it held before the call: "
+                      "add into it the gradient of every output row that copied row %lld",
+                      what, (long long)k, (long long)(k / d), (double)got[k], (long long)(k / d));
         break;
     }
     EXPECT_OUTPUT(got, size, MARK, want, 1e-5f, what);
@@ -165,7 +185,8 @@ static void check_scatter(const float *g, const int64_t *indices, int64_t n, int
 START_TEST(test_5_2_chapter_and_duplicates) {
     const float ones[4] = {1, 1, 1, 1};
     check_scatter(ones, (const int64_t[]){0, 2}, 2, 3, 2, " (the chapter: rows 0 and 2 get 1, row 1 nothing)");
-    check_scatter(ones, (const int64_t[]){0, 0}, 2, 3, 2, " (row 0 named twice: its gradient must be 2, add do not assign)");
+    check_scatter(ones, (const int64_t[]){0, 0}, 2, 3, 2,
+                  " (row 0 named twice: its gradient must be 2, add do not assign)");
     check_scatter((const float[]){1, 2, 3, 4, 5, 6}, (const int64_t[]){2, 1, 2}, 3, 3, 2, "");
     check_scatter(NULL, NULL, 0, 3, 2, " (no indices: nothing changes)");
 }
@@ -221,28 +242,37 @@ static void check_checked(const float *table, int64_t v, int64_t d, const int64_
         int64_t as_int = low_32_bits(indices[first]);
         char hint[256] = "";
         if (as_int >= 0 && as_int < v)
-            snprintf(hint, sizeof hint, ". Cut to 32 bits, as (int) or an int variable does, it would be %lld, which is in "
-                     "range: compare the whole int64_t", (long long)as_int);
+            snprintf(hint, sizeof hint,
+                     ". Cut to 32 bits, as (int) or an int variable does, it would be %lld, which is in "
+                     "range: compare the whole int64_t",
+                     (long long)as_int);
         else if (indices[first] == v) /* the bound checked with > v, not >= v */
-            snprintf(hint, sizeof hint, ": the rows are 0 to %lld, so %lld, the number of rows, is one past the last. An "
-                     "index must be < v: reject index >= v, not only index > v", (long long)(v - 1), (long long)v);
+            snprintf(hint, sizeof hint,
+                     ": the rows are 0 to %lld, so %lld, the number of rows, is one past the last. An "
+                     "index must be < v: reject index >= v, not only index > v",
+                     (long long)(v - 1), (long long)v);
         ck_assert_msg(status == -1, "%s: returned %d, expected -1: index %lld at position %lld is out of range%s", what,
                       status, (long long)indices[first], (long long)first, hint);
-        ck_assert_msg(bad != UNWRITTEN, "%s: returned -1 but never set *bad_position (it still holds %d, which the test put "
-                      "there before the call); expected %lld, the position of the first bad index", what, UNWRITTEN,
-                      (long long)first);
-        ck_assert_msg(bad == first, "%s: *bad_position is %lld, expected %lld (the first bad index)", what, (long long)bad,
-                      (long long)first);
+        ck_assert_msg(bad != UNWRITTEN,
+                      "%s: returned -1 but never set *bad_position (it still holds %d, which the test put "
+                      "there before the call); expected %lld, the position of the first bad index",
+                      what, UNWRITTEN, (long long)first);
+        ck_assert_msg(bad == first, "%s: *bad_position is %lld, expected %lld (the first bad index)", what,
+                      (long long)bad, (long long)first);
         for (int64_t k = 0; k < size + OUTPUT_GUARD; k++)
-            ck_assert_msg(got[k] == MARK, "%s: out[%lld] was written, but on an error out must be left untouched: check "
-                          "every index before copying anything", what, (long long)k);
+            ck_assert_msg(got[k] == MARK,
+                          "%s: out[%lld] was written, but on an error out must be left untouched: check "
+                          "every index before copying anything",
+                          what, (long long)k);
         free(got);
         return;
     }
     ck_assert_msg(status == 0, "%s: returned %d, expected 0: every index is in range", what, status);
     for (int64_t k = 0; k < size; k++)
-        ck_assert_msg(got[k] != MARK, "%s: out[%lld] (row %lld) was never written (it still holds %g, which the test put "
-                      "there before the call)", what, (long long)k, (long long)(k / d), (double)MARK);
+        ck_assert_msg(got[k] != MARK,
+                      "%s: out[%lld] (row %lld) was never written (it still holds %g, which the test put "
+                      "there before the call)",
+                      what, (long long)k, (long long)(k / d), (double)MARK);
     EXPECT_OUTPUT(got, size, MARK, tensor_data(want), 0, what);
 }
 
@@ -300,7 +330,9 @@ START_TEST(test_5_3_out_of_range) {
         random_indices(&rng, n, v, indices);
         /* one bad index, at a random place: just past the end, further, or negative */
         int64_t kind = rng_int(&rng, 0, 2);
-        indices[rng_int(&rng, 0, n - 1)] = kind == 0 ? v : kind == 1 ? v + rng_int(&rng, 1, 100) : -rng_int(&rng, 1, 100);
+        indices[rng_int(&rng, 0, n - 1)] = kind == 0   ? v
+                                           : kind == 1 ? v + rng_int(&rng, 1, 100)
+                                                       : -rng_int(&rng, 1, 100);
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_checked(table, v, d, indices, n, context);
         free(table);
@@ -330,33 +362,42 @@ static void probe_5_4(void) {
 }
 
 static void check_sentence(const int64_t *words, int64_t n, const char *context) {
-    Tensor *table = tensor_requires_grad(tensor_from(test_ctx, DIMS(4, 3), VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)));
+    Tensor *table =
+        tensor_requires_grad(tensor_from(test_ctx, DIMS(4, 3), VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)));
     Tensor *got = ex5_4_sentence_vector(table, words, n);
-    ck_assert_msg(got != NULL, "exercise 5.4%s returned NULL: %s", context, tensor_error() ? tensor_error() : "(no error)");
+    ck_assert_msg(got != NULL, "exercise 5.4%s returned NULL: %s", context,
+                  tensor_error() ? tensor_error() : "(no error)");
     /* the tape: somewhere in what the result was computed from, the rows were gathered */
-    ck_assert_msg(tape_has_op(got, "gather_rows"), "exercise 5.4%s: the result should be built on tensor_gather_rows, "
-                  "but no gather_rows is on its tape", context);
+    ck_assert_msg(tape_has_op(got, "gather_rows"),
+                  "exercise 5.4%s: the result should be built on tensor_gather_rows, "
+                  "but no gather_rows is on its tape",
+                  context);
     char what[256], is[128];
     int64_t wide[16];
     for (int64_t i = 0; i < n; i++) wide[i] = words[i];
     snprintf(what, sizeof what, "exercise 5.4%s: the mean of rows %s of [[1,2,3],[4,5,6],[7,8,9],[10,11,12]]", context,
              format_ints(wide, n, is, sizeof is));
-    Tensor *want = EXPECT_OK(tensor_mean_axis(tensor_gather_rows(tensor_from(test_ctx, DIMS(4, 3),
-                                                                             VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)),
-                                                                 words, n), 0, false));
+    Tensor *want = EXPECT_OK(tensor_mean_axis(
+        tensor_gather_rows(tensor_from(test_ctx, DIMS(4, 3), VALUES(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)), words, n),
+        0, false));
     /* the usual mistakes: the mean over the wrong axis, the averaged axis kept, the sum for the mean */
-    ck_assert_msg(!(got->rank == 1 && got->shape[0] == n && n != 3), "%s: the result has shape (%lld,), one value per word: "
+    ck_assert_msg(!(got->rank == 1 && got->shape[0] == n && n != 3),
+                  "%s: the result has shape (%lld,), one value per word: "
                   "that averages each word's own vector (axis 1). Average over axis 0, the words, to get one vector of "
-                  "D = 3", what, (long long)n);
-    ck_assert_msg(!(got->rank == 2 && got->shape[0] == 1 && got->shape[1] == 3), "%s: the result has shape (1,3): the "
-                  "averaged axis was kept, as keepdim = true does. Pass keepdim false for a vector of shape (D,)", what);
+                  "D = 3",
+                  what, (long long)n);
+    ck_assert_msg(!(got->rank == 2 && got->shape[0] == 1 && got->shape[1] == 3),
+                  "%s: the result has shape (1,3): the "
+                  "averaged axis was kept, as keepdim = true does. Pass keepdim false for a vector of shape (D,)",
+                  what);
     EXPECT_SHAPE(got, DIMS(3), what);
     float values[3], times_n[3];
     tensor_to_array(got, values, 3);
     for (int j = 0; j < 3; j++) times_n[j] = (float)n * tensor_data(want)[j];
-    ck_assert_msg(n == 1 || !values_close(values, times_n, 3, 1e-5f), "%s: each value is %lld times the mean: that is the "
-                  "sum of the %lld rows. The mean divides that sum by n, the number of words", what, (long long)n,
-                  (long long)n);
+    ck_assert_msg(n == 1 || !values_close(values, times_n, 3, 1e-5f),
+                  "%s: each value is %lld times the mean: that is the "
+                  "sum of the %lld rows. The mean divides that sum by n, the number of words",
+                  what, (long long)n, (long long)n);
     EXPECT_VALUES(got, tensor_data(want), 3, 1e-5f, what);
     /* the gradient of sum(vector): each word's row gets 1/n per time it appears */
     ck_assert_int_eq(tensor_backward(tensor_sum(got)), 0);
@@ -375,6 +416,7 @@ START_TEST(test_5_4_sentences) {
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"5.1", "duplicate indices, by hand", 2, probe_5_1, {test_5_1_forward_and_sum, test_5_1_weighted_and_assigned}},
         {"5.2", "the scatter-add backward", 3, probe_5_2, {test_5_2_chapter_and_duplicates, test_5_2_random}},
@@ -382,5 +424,6 @@ int main(int argc, char **argv) {
          {test_5_3_in_range, test_5_3_out_of_range, test_5_3_indices_past_32_bits}},
         {"5.4", "a sentence's vector: the mean of its words", 2, probe_5_4, {test_5_4_sentences}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

@@ -60,9 +60,11 @@ START_TEST(test_bad_indices) {
     Tensor *table = tensor_zeros(test_ctx, DIMS(3, 2));
     tensor_clear_error();
     ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){0, 3}, 2));
-    ck_assert_str_eq(tensor_error(), "gather_rows: index 3 at position 1 is out of range for a table of 3 rows (valid: 0 to 2)");
+    ck_assert_str_eq(tensor_error(),
+                     "gather_rows: index 3 at position 1 is out of range for a table of 3 rows (valid: 0 to 2)");
     ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){-1, 0}, 2));
-    ck_assert_str_eq(tensor_error(), "gather_rows: index -1 at position 0 is out of range for a table of 3 rows (valid: 0 to 2)");
+    ck_assert_str_eq(tensor_error(),
+                     "gather_rows: index -1 at position 0 is out of range for a table of 3 rows (valid: 0 to 2)");
     ck_assert_ptr_null(tensor_gather_rows(table, (const int64_t[]){1, 1, INT64_MAX}, 3));
     EXPECT_ERROR("index 9223372036854775807 at position 2", "a huge index");
     ck_assert_ptr_null(tensor_gather_rows(tensor_zeros(test_ctx, DIMS(6)), (const int64_t[]){0}, 1));
@@ -75,11 +77,13 @@ START_TEST(test_bad_indices) {
     ck_assert_ptr_null(tensor_gather_rows(NULL, (const int64_t[]){0}, 1));
     ck_assert_str_eq(tensor_error(), "gather_rows: input table is NULL");
     ck_assert_ptr_null(tensor_embedding(table, (const int64_t[]){0, 1, 2, 5, 0, 0}, DIMS(2, 3)));
-    ck_assert_str_eq(tensor_error(), "embedding: index 5 at position (1,0) is out of range for a table of 3 rows (valid: 0 to 2)");
+    ck_assert_str_eq(tensor_error(),
+                     "embedding: index 5 at position (1,0) is out of range for a table of 3 rows (valid: 0 to 2)");
     ck_assert_ptr_null(tensor_embedding(table, (const int64_t[]){0}, DIMS(INT64_MAX, 4)));
     ck_assert_str_eq(tensor_error(), "embedding: index shape (9223372036854775807,4) has too many elements");
     ck_assert_ptr_null(tensor_gather_rows(tensor_zeros(test_ctx, DIMS(0, 2)), (const int64_t[]){0}, 1));
-    ck_assert_str_eq(tensor_error(), "gather_rows: index 0 at position 0 is out of range for a table of 0 rows (it has no rows)");
+    ck_assert_str_eq(tensor_error(),
+                     "gather_rows: index 0 at position 0 is out of range for a table of 0 rows (it has no rows)");
 }
 END_TEST
 
@@ -170,8 +174,8 @@ END_TEST
  * it reaches the stored tensor through the view. */
 START_TEST(test_gather_layouts_against_naive) {
     enum { CONTIGUOUS, OFFSET, ROW_EXPANDED, COLUMN_EXPANDED, TRANSPOSED, FLIPPED, N_LAYOUTS };
-    const char *names[N_LAYOUTS] = {"contiguous", "an offset window", "expanded from (1,D)", "expanded from (V,1)",
-                                    "transposed", "transposed and flipped"};
+    const char *names[N_LAYOUTS] = {"contiguous",          "an offset window", "expanded from (1,D)",
+                                    "expanded from (V,1)", "transposed",       "transposed and flipped"};
     uint64_t seed = test_seed();
     Rng rng = rng_seeded(seed + 5);
     const char *const *modes = test_kernel_modes();
@@ -189,9 +193,7 @@ START_TEST(test_gather_layouts_against_naive) {
         Tensor *stored, *table;
         bool leaf_view = layout == OFFSET || layout == FLIPPED; /* views made by as_strided are leaves */
         switch (layout) {
-        case CONTIGUOUS:
-            table = stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(v, d), -9, 9));
-            break;
+        case CONTIGUOUS: table = stored = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(v, d), -9, 9)); break;
         case OFFSET: /* rows of d out of d + 3, starting one row and two columns in */
             stored = random_tensor(test_ctx, &rng, DIMS(v + 1, d + 3), -9, 9);
             table = tensor_as_strided(stored, DIMS(v, d), STRIDES(d + 3, 1), d + 3 + 2);
@@ -216,9 +218,9 @@ START_TEST(test_gather_layouts_against_naive) {
         ck_assert_msg(table != NULL, "%s", tensor_error());
         if (leaf_view) tensor_requires_grad(table);
         char context[200];
-        snprintf(context, sizeof context, "COURSE_SEED=%llu case %d (%s kernels): %lld indices into a (%lld,%lld) table, %s",
-                 (unsigned long long)seed, trial, kernels, (long long)n, (long long)v, (long long)d,
-                 names[layout]);
+        snprintf(context, sizeof context,
+                 "COURSE_SEED=%llu case %d (%s kernels): %lld indices into a (%lld,%lld) table, %s",
+                 (unsigned long long)seed, trial, kernels, (long long)n, (long long)v, (long long)d, names[layout]);
         Tensor *out = tensor_gather_rows(table, indices, n);
         ck_assert_msg(out != NULL, "%s: %s", context, tensor_error());
         for (int64_t i = 0; i < n; i++)
@@ -246,7 +248,8 @@ START_TEST(test_gather_layouts_against_naive) {
         for (int64_t k = 0; k < tensor_numel(target); k++)
             if (fabsf(tensor_data(g)[k] - stored_want[k]) > 1e-4f * (1 + fabsf(stored_want[k])))
                 ck_abort_msg("%s: the gradient of %s element %lld is %g, expected %g", context,
-                             leaf_view ? "table" : "stored", (long long)k, (double)tensor_data(g)[k], (double)stored_want[k]);
+                             leaf_view ? "table" : "stored", (long long)k, (double)tensor_data(g)[k],
+                             (double)stored_want[k]);
         free(want);
         free(stored_want);
         free(indices);
@@ -278,8 +281,9 @@ START_TEST(test_gather_large_transposed) {
                 float want = t[indices[i] * table->strides[0] + j * table->strides[1]];
                 if (tensor_data(out)[i * d + j] != want)
                     ck_abort_msg("%lld indices into a (%lld,%lld) table, transposed%s: element (%lld,%lld) is %g, "
-                                 "expected %g", (long long)n, (long long)v, (long long)d, flipped ? " and flipped" : "",
-                                 (long long)i, (long long)j, (double)tensor_data(out)[i * d + j], (double)want);
+                                 "expected %g",
+                                 (long long)n, (long long)v, (long long)d, flipped ? " and flipped" : "", (long long)i,
+                                 (long long)j, (double)tensor_data(out)[i * d + j], (double)want);
             }
     }
     free(indices);
@@ -297,7 +301,9 @@ START_TEST(test_gather_slab_edges) {
             int64_t v = k == 0 ? 40 : 5, d = k == 0 ? 5000 : 7, n = k == 0 ? 30 : 9;
             Tensor *table;
             if (k == 0) table = tensor_permute(random_tensor(test_ctx, &rng, DIMS(d, v), -9, 9), AXES(1, 0));
-            else table = tensor_as_strided(random_tensor(test_ctx, &rng, DIMS(d * 32), -9, 9), DIMS(v, d), STRIDES(1, 32), 0);
+            else
+                table = tensor_as_strided(random_tensor(test_ctx, &rng, DIMS(d * 32), -9, 9), DIMS(v, d),
+                                          STRIDES(1, 32), 0);
             ck_assert_msg(table != NULL, "%s", tensor_error());
             int64_t indices[30];
             for (int64_t i = 0; i < n; i++) indices[i] = rng_int(&rng, 0, v - 1);
@@ -308,9 +314,10 @@ START_TEST(test_gather_slab_edges) {
                     float want = tensor_data(table)[indices[i] * table->strides[0] + j * table->strides[1]];
                     if (tensor_data(out)[i * d + j] != want)
                         ck_abort_msg("%s kernels: %lld indices into a (%lld,%lld) table with strides (%lld,%lld): "
-                                     "element (%lld,%lld) is %g, expected %g", kernels, (long long)n, (long long)v,
-                                     (long long)d, (long long)table->strides[0], (long long)table->strides[1],
-                                     (long long)i, (long long)j, (double)tensor_data(out)[i * d + j], (double)want);
+                                     "element (%lld,%lld) is %g, expected %g",
+                                     kernels, (long long)n, (long long)v, (long long)d, (long long)table->strides[0],
+                                     (long long)table->strides[1], (long long)i, (long long)j,
+                                     (double)tensor_data(out)[i * d + j], (double)want);
                 }
         }
     }

@@ -46,7 +46,9 @@ static void gradient_table(Ctx *ctx, const int64_t *indices, int64_t n) {
         size_t len = 0;
         int count = 0;
         for (int64_t i = 0; i < n; i++)
-            if (indices[i] == r) len += (size_t)snprintf(used + len, sizeof used - len, "%sindices[%lld]", count++ ? ", " : "", (long long)i);
+            if (indices[i] == r)
+                len += (size_t)snprintf(used + len, sizeof used - len, "%sindices[%lld]", count++ ? ", " : "",
+                                        (long long)i);
         if (!count) snprintf(used, sizeof used, "nothing");
         printf("  %-10lld %-26s [%g, %g]\n", (long long)r, used, (double)g[r * 2], (double)g[r * 2 + 1]);
     }
@@ -74,8 +76,8 @@ static void section_embedding(Ctx *ctx) {
     heading("6.4 An embedding: a toy vocabulary, one vector per word, a sentence as rows");
     const char *vocabulary[5] = {"the", "cat", "sat", "on", "mat"};
     Tensor *table = tensor_requires_grad(tensor_from(ctx, DIMS(5, 3),
-                                                     VALUES(0.1f, 0.0f, 0.2f, 0.9f, 0.4f, 0.1f, 0.3f, 0.8f, 0.5f,
-                                                            0.0f, 0.2f, 0.7f, 0.6f, 0.5f, 0.0f)));
+                                                     VALUES(0.1f, 0.0f, 0.2f, 0.9f, 0.4f, 0.1f, 0.3f, 0.8f, 0.5f, 0.0f,
+                                                            0.2f, 0.7f, 0.6f, 0.5f, 0.0f)));
     for (int w = 0; w < 5; w++)
         printf("  %-4s -> row %d = [%.1f, %.1f, %.1f]\n", vocabulary[w], w, (double)tensor_data(table)[w * 3],
                (double)tensor_data(table)[w * 3 + 1], (double)tensor_data(table)[w * 3 + 2]);
@@ -86,7 +88,8 @@ static void section_embedding(Ctx *ctx) {
     tensor_fprint(stdout, "  its rows", rows, "%.1f");
     tensor_backward(tensor_sum(rows));
     printf("  gradient of sum(rows), first entry of each word's row:");
-    for (int w = 0; w < 5; w++) printf(" %s %g%s", vocabulary[w], (double)tensor_data(tensor_grad(table))[w * 3], w < 4 ? "," : "\n");
+    for (int w = 0; w < 5; w++)
+        printf(" %s %g%s", vocabulary[w], (double)tensor_data(tensor_grad(table))[w * 3], w < 4 ? "," : "\n");
     printf("  (\"the\" appears twice, so it collects two gradients)\n");
     const int64_t batch[6] = {0, 1, 2, 0, 4, 2}; /* "the cat sat", "the mat sat" */
     printf("  a batch of 2 sentences of 3 words, indices of shape (2,3):");

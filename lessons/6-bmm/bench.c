@@ -93,7 +93,8 @@ static void naive_ijp(void *arg) {
 #if defined(__GNUC__)
 __attribute__((noinline, aligned(64)))
 #endif
-static void add_scaled_row(float *out_row, const float *b_row, float x, int64_t n) {
+static void
+add_scaled_row(float *out_row, const float *b_row, float x, int64_t n) {
     for (int64_t j = 0; j < n; j++) out_row[j] += x * b_row[j];
 }
 
@@ -494,8 +495,7 @@ static int openblas_cores(const BenchOptions *o, int argc, char **argv, const in
         printf("\n");
     }
     printf("tuned OpenBLAS: the %s core, the fastest over all these shapes (geometric mean)%s; detected: %s\n",
-           blas[tuned].core, same_isa ? " of the cores without AVX-512, as the library runs none" : "",
-           blas[0].core);
+           blas[tuned].core, same_isa ? " of the cores without AVX-512, as the library runs none" : "", blas[0].core);
     return tuned;
 }
 #else
@@ -504,8 +504,9 @@ static int blas_child_main(int argc, char **argv) { return (void)argc, (void)arg
 static int openblas_cores(const BenchOptions *o, int argc, char **argv, const int64_t *sizes, int n_sizes,
                           const Arrays *x, BlasTimes *blas, int *n_blas) {
     (void)o, (void)argc, (void)argv, (void)sizes, (void)n_sizes, (void)x, (void)blas;
-    printf("OpenBLAS: not found when this benchmark was built (tests/ensure-deps.sh openblas installs it): the library is "
-           "the baseline, and OpenBLAS's rows and targets are left out\n");
+    printf(
+        "OpenBLAS: not found when this benchmark was built (tests/ensure-deps.sh openblas installs it): the library is "
+        "the baseline, and OpenBLAS's rows and targets are left out\n");
     *n_blas = 0;
     return -1;
 }
@@ -517,9 +518,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--openblas-only") == 0) return blas_child_main(argc, argv);
 
-    BenchOptions o = bench_start(argc, argv, "lesson 6: matrix multiplication, float32",
-                                 "[--sizes N,N,...] [--slow-max N]   (default sizes 64,128,256,512,1024; the naive kernel "
-                                 "skips sizes above --slow-max, default 512, loop order and blocked above twice that)");
+    BenchOptions o =
+        bench_start(argc, argv, "lesson 6: matrix multiplication, float32",
+                    "[--sizes N,N,...] [--slow-max N]   (default sizes 64,128,256,512,1024; the naive kernel "
+                    "skips sizes above --slow-max, default 512, loop order and blocked above twice that)");
     int64_t sizes[MAX_SIZES], largest;
     int n_sizes = parse_sizes(&o, sizes, &largest);
     int64_t slow_max = bench_option_int(&o, "slow-max", 512);
@@ -532,9 +534,14 @@ int main(int argc, char **argv) {
      * every library call's result comes from memory written before. */
     LibraryCase batched[N_BATCHED];
     for (int v = 0; v < N_BATCHED; v++) /* expanded: one matrix behind a batch stride of 0 */
-        batched[v] = (LibraryCase){.a_values = x.batch_a, .b_values = x.batch_b, .a_len = BATCH * BM * BK,
-                                   .b_len = BATCH * BK * BN, .rank = 3, .a_shape = {BATCH, BM, BK},
-                                   .b_shape = {BATCH, BK, BN}, .a_strides = {v == BATCHED_A_EXPANDED ? 0 : BM * BK, BK, 1},
+        batched[v] = (LibraryCase){.a_values = x.batch_a,
+                                   .b_values = x.batch_b,
+                                   .a_len = BATCH * BM * BK,
+                                   .b_len = BATCH * BK * BN,
+                                   .rank = 3,
+                                   .a_shape = {BATCH, BM, BK},
+                                   .b_shape = {BATCH, BK, BN},
+                                   .a_strides = {v == BATCHED_A_EXPANDED ? 0 : BM * BK, BK, 1},
                                    .b_strides = {v == BATCHED_B_EXPANDED ? 0 : BK * BN, BN, 1}};
     LibraryCase fresh = batched[BATCHED_CONTIGUOUS];
     fresh.ctx = library_operands(&fresh, &fresh.a, &fresh.b);
@@ -551,15 +558,17 @@ int main(int argc, char **argv) {
                                      "openblas_detected openblas_tuned (GFLOP/s; - not measured)");
     if (largest > slow_max)
         printf("\nThe naive kernel skips sizes above %lld, loop order and blocked above %lld (--slow-max): they would "
-               "take seconds per call.\n", (long long)slow_max, 2 * (long long)slow_max);
+               "take seconds per call.\n",
+               (long long)slow_max, 2 * (long long)slow_max);
     double ratio_at_512 = NAN;
     for (int s = 0; s < n_sizes; s++) {
         int64_t n = sizes[s];
         double flop = 2.0 * (double)n * (double)n * (double)n, rate[8];
         for (int q = 0; q < 8; q++) rate[q] = NAN;
         LibraryCase square = square_case(n, x.a, x.b, ROW_MAJOR, ROW_MAJOR);
-        BenchTime library = have_blas && n == 512 ? time_library_against(&o, &square, blas[tuned].square[s], TARGET_SQUARE)
-                                                  : time_library(&o, &square);
+        BenchTime library = have_blas && n == 512
+                                ? time_library_against(&o, &square, blas[tuned].square[s], TARGET_SQUARE)
+                                : time_library(&o, &square);
         double base = have_blas ? blas[tuned].square[s] : library.best;
         char what[160];
         snprintf(what, sizeof what, "matmul %lldx%lldx%lld", (long long)n, (long long)n, (long long)n);
@@ -633,7 +642,8 @@ int main(int argc, char **argv) {
     int64_t nv = 0;
     for (int s = 0; s < n_sizes; s++) nv = sizes[s] <= 512 && sizes[s] > nv ? sizes[s] : nv; /* 512, or below */
     if (nv == 0) nv = sizes[0];
-    snprintf(what, sizeof what, "library matmul %lldx%lldx%lld through views", (long long)nv, (long long)nv, (long long)nv);
+    snprintf(what, sizeof what, "library matmul %lldx%lldx%lld through views", (long long)nv, (long long)nv,
+             (long long)nv);
     bench_table_header(what, "GFLOP/s", "contiguous operands");
     flop = 2.0 * (double)nv * (double)nv * (double)nv;
     BenchTime contiguous = time_library_square(&o, nv, x.a, x.b, ROW_MAJOR, ROW_MAJOR);
@@ -659,12 +669,14 @@ int main(int argc, char **argv) {
     else if (isnan(ratio_at_512))
         printf("target: library matmul at 512x512x512 vs tuned OpenBLAS: not measured (512 is not in --sizes)\n");
     else
-        bench_target_at_least("library matmul at 512x512x512, speed relative to tuned OpenBLAS", ratio_at_512, TARGET_SQUARE);
+        bench_target_at_least("library matmul at 512x512x512, speed relative to tuned OpenBLAS", ratio_at_512,
+                              TARGET_SQUARE);
     for (int v = 0; v < N_BATCHED && have_blas; v++) {
         snprintf(what, sizeof what, "library batched matmul, %s, speed relative to tuned OpenBLAS", batched_name[v]);
         bench_target_at_least(what, batched_ratio[v], TARGET_BATCHED);
     }
-    snprintf(what, sizeof what, "slowest view at %lld^3 within 2x of contiguous operands (time / contiguous's)", (long long)nv);
+    snprintf(what, sizeof what, "slowest view at %lld^3 within 2x of contiguous operands (time / contiguous's)",
+             (long long)nv);
     bench_target_at_most(what, worst_view, 2.0);
     free_arrays(&x);
     return 0;

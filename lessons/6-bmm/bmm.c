@@ -63,7 +63,8 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
     plan->n = b->shape[rb + 1];
     if (broadcast_shapes(a->shape, ra, b->shape, rb, plan->batch, &plan->batch_rank) < 0)
         return tensor_error_as(op, ": the batch dims of %s and %s", shape_format(a->shape, a->rank, sa, sizeof sa),
-                               shape_format(b->shape, b->rank, sb, sizeof sb)), -1;
+                               shape_format(b->shape, b->rank, sb, sizeof sb)),
+               -1;
     /* lesson 1's stride-0 view, applied to the batch dims only */
     broadcast_strides(a->shape, ra, strides_a, plan->batch, plan->batch_rank, plan->a_batch);
     broadcast_strides(b->shape, rb, strides_b, plan->batch, plan->batch_rank, plan->b_batch);
@@ -77,8 +78,10 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
     out_shape[plan->batch_rank + 1] = plan->n;
     if (shape_numel(out_shape, plan->batch_rank + 2) < 0) /* expanded operands: (2^40,k) @ (k,2^40), say */
         return tensor_set_error("%s: shapes %s and %s give a result of shape %s, which has too many elements", op,
-                                shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
-                                shape_format(out_shape, plan->batch_rank + 2, so, sizeof so)), -1;
+                                shape_format(a->shape, a->rank, sa, sizeof sa),
+                                shape_format(b->shape, b->rank, sb, sizeof sb),
+                                shape_format(out_shape, plan->batch_rank + 2, so, sizeof so)),
+               -1;
     contiguous_strides(out_shape, plan->batch_rank + 2, out_strides);
     memcpy(plan->out_batch, out_strides, (size_t)plan->batch_rank * sizeof(int64_t));
     return 0;
@@ -87,10 +90,10 @@ static int make_plan(const char *op, const Tensor *a, const int64_t *strides_a, 
 bool matmul_folds_into_rows(int batch_rank, const int64_t *batch, const int64_t *a_batch_strides,
                             const int64_t *b_batch_strides, int64_t m, int64_t a_row_stride) {
     if (batch_rank < 1 || batch_rank > TENSOR_MAX_RANK || !batch || !a_batch_strides || !b_batch_strides)
-        return false; /* no batch dims to fold (or none given) */
+        return false;                        /* no batch dims to fold (or none given) */
     int64_t size = m, stride = a_row_stride; /* the rows of a, as one dim so far */
     for (int d = batch_rank - 1; d >= 0; d--) {
-        if (b_batch_strides[d] != 0 && batch[d] != 1) return false; /* b differs from batch to batch */
+        if (b_batch_strides[d] != 0 && batch[d] != 1) return false;                /* b differs from batch to batch */
         if (!dims_merge(batch[d], a_batch_strides[d], size, stride)) return false; /* a's batch and rows do not merge */
         size *= batch[d];
     }
@@ -130,8 +133,8 @@ static Tensor *matmul_nd(const char *op, Tensor *a, Tensor *b) {
         NdIter it;
         nditer_init(&it, p.batch_rank, p.batch, 3, (const int64_t *[]){p.a_batch, p.b_batch, p.out_batch});
         while (nditer_next(&it))
-            kernels()->matmul(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2], p.n, 1, p.m,
-                      p.k, p.n, false);
+            kernels()->matmul(ad + it.offset[0], p.a_rs, p.a_cs, bd + it.offset[1], p.b_rs, p.b_cs, od + it.offset[2],
+                              p.n, 1, p.m, p.k, p.n, false);
     }
     return tensor_record(out, op, matmul_backward, 2, (Tensor *[]){a, b});
 }
@@ -179,11 +182,13 @@ static void matmul_backward(Tensor *out) {
     while (nditer_next(&it)) {
         const float *ab = ad + it.offset[0], *bb = bd + it.offset[1], *gbatch = g + it.offset[2];
         /* g @ b^T: b^T is b read with its row and column strides swapped */
-        if (ga) kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k,
-                                  add_a);
+        if (ga)
+            kernels()->matmul(gbatch, n, 1, bb, data.b_cs, data.b_rs, ga + it.offset[3], grad.a_rs, grad.a_cs, m, n, k,
+                              add_a);
         /* a^T @ g: a^T is a read with its strides swapped */
-        if (gb) kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n,
-                                  add_b);
+        if (gb)
+            kernels()->matmul(ab, data.a_cs, data.a_rs, gbatch, n, 1, gb + it.offset[4], grad.b_rs, grad.b_cs, k, m, n,
+                              add_b);
     }
 }
 
@@ -195,14 +200,18 @@ Tensor *tensor_matmul(Tensor *a, Tensor *b) {
     if (!inputs_valid(op, INPUTS(a, b))) return NULL;
     if (a->rank == 0 || b->rank == 0)
         return tensor_set_error("%s: shapes %s and %s: a rank-0 operand (a scalar) has no matrix dims; use tensor_mul "
-                                "to scale", op, shape_format(a->shape, a->rank, sa, sizeof sa),
-                                shape_format(b->shape, b->rank, sb, sizeof sb)), NULL;
+                                "to scale",
+                                op, shape_format(a->shape, a->rank, sa, sizeof sa),
+                                shape_format(b->shape, b->rank, sb, sizeof sb)),
+               NULL;
     int64_t k_a = a->shape[a->rank - 1], k_b = b->rank == 1 ? b->shape[0] : b->shape[b->rank - 2];
     if (k_a != k_b)
-        return tensor_set_error("%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
-                                "%s of the right one (%lld)", op, shape_format(a->shape, a->rank, sa, sizeof sa),
-                                shape_format(b->shape, b->rank, sb, sizeof sb), (long long)k_a,
-                                b->rank == 1 ? "length" : "second-to-last dim", (long long)k_b), NULL;
+        return tensor_set_error(
+                   "%s: shapes %s and %s do not match: the last dim of the left operand (%lld) must equal the "
+                   "%s of the right one (%lld)",
+                   op, shape_format(a->shape, a->rank, sa, sizeof sa), shape_format(b->shape, b->rank, sb, sizeof sb),
+                   (long long)k_a, b->rank == 1 ? "length" : "second-to-last dim", (long long)k_b),
+               NULL;
     if (a->rank >= 2 && b->rank >= 2) return matmul_nd(op, a, b);
 
     /* numpy's promotion: a 1-D left operand is a row (1, k), a 1-D right one a column (k, 1);
@@ -226,9 +235,9 @@ int64_t matmul_wrong_column_fold(const float *q, const float *keys, int64_t b, i
     const char *op = "matmul_wrong_column_fold";
     if (b < 0 || m < 0 || k < 0 || n < 0)
         return tensor_set_error("%s: b, m, k and n must be >= 0, got %lld, %lld, %lld and %lld", op, (long long)b,
-                                (long long)m, (long long)k, (long long)n), 0;
-    if (b * m * n > 0 && (!q || !keys || !out))
-        return tensor_set_error("%s: q, keys and out must not be NULL", op), 0;
+                                (long long)m, (long long)k, (long long)n),
+               0;
+    if (b * m * n > 0 && (!q || !keys || !out)) return tensor_set_error("%s: q, keys and out must not be NULL", op), 0;
     /* The mistake: read keys (b, k, n) as one (k, b*n) matrix with rows n apart (its rows are
      * really k*n apart per batch), and write each result row of b*n into out with a row
      * stride of n, as if out were (m, n). */

@@ -46,8 +46,9 @@ static int result_cells(Diagram *d, Ctx *ctx, const char *part, const char *rows
     for (int t = 0; t < CELLS; t++) {
         float row = probe[t] / K - 1.0f;
         writer[t] = probe[t] == 0.0f ? -1 : row == floorf(row) && row >= 0 && row < M ? (int64_t)row : -2;
-        int kind = writer[t] == -1 ? BMM_CELL_UNWRITTEN
-                   : fabs((double)got[t] - want[t]) <= 1e-5 ? BMM_CELL_RIGHT : BMM_CELL_WRONG;
+        int kind = writer[t] == -1                          ? BMM_CELL_UNWRITTEN
+                   : fabs((double)got[t] - want[t]) <= 1e-5 ? BMM_CELL_RIGHT
+                                                            : BMM_CELL_WRONG;
         count[kind]++;
         status = kind == BMM_CELL_RIGHT ? diagram_cell(d, part, t / N, t % N, got[t], writer[t], kind, "right")
                  : kind == BMM_CELL_WRONG
@@ -72,7 +73,8 @@ static int result_cells(Diagram *d, Ctx *ctx, const char *part, const char *rows
     int n_survivors = 0, used = 0;
     for (int b = 0; b < B; b++) {
         bool all = true;
-        for (int t = b * M * N; t < (b + 1) * M * N; t++) all = all && fabs((double)got[t] - want[t]) <= 1e-5 && writer[t] >= 0;
+        for (int t = b * M * N; t < (b + 1) * M * N; t++)
+            all = all && fabs((double)got[t] - want[t]) <= 1e-5 && writer[t] >= 0;
         if (all && used < (int)sizeof survivors)
             used += snprintf(survivors + used, sizeof survivors - (size_t)used, "%s%d", n_survivors++ ? ", " : "", b);
     }
@@ -83,8 +85,7 @@ static int result_cells(Diagram *d, Ctx *ctx, const char *part, const char *rows
                                     : diagram_note(d, name, "batches %s survive", survivors);
     char counts[DIAGRAM_NAME_MAX + 8];
     snprintf(counts, sizeof counts, "%s_counts", part);
-    if (status == 0 && count[BMM_CELL_RIGHT] == CELLS)
-        status = diagram_note(d, counts, "%d of %d right", CELLS, CELLS);
+    if (status == 0 && count[BMM_CELL_RIGHT] == CELLS) status = diagram_note(d, counts, "%d of %d right", CELLS, CELLS);
     else if (status == 0)
         status = diagram_note(d, counts, "%d right, %d wrong, %d never written (still 0)", count[BMM_CELL_RIGHT],
                               count[BMM_CELL_WRONG], count[BMM_CELL_UNWRITTEN]);
@@ -106,8 +107,10 @@ int bmm_diagram_fold(Diagram *d) {
                 want[(b * M + i) * N + j] = s;
             }
     int status = ctx ? 0 : -1, second, end;
-    if (status == 0) status = result_cells(d, ctx, "lib", "lib_rows", library_product, queries, keys, want, &second, &end);
-    if (status == 0) status = result_cells(d, ctx, "fold", "fold_rows", column_fold, queries, keys, want, &second, &end);
+    if (status == 0)
+        status = result_cells(d, ctx, "lib", "lib_rows", library_product, queries, keys, want, &second, &end);
+    if (status == 0)
+        status = result_cells(d, ctx, "fold", "fold_rows", column_fold, queries, keys, want, &second, &end);
     /* the fold's one product has M rows of B*N: where the probe saw them land */
     if (status == 0)
         status = diagram_note(d, "overlap", "its %d rows, %d wide, are written %d apart", M, B * N, second);
@@ -124,7 +127,8 @@ int bmm_diagram_fold(Diagram *d) {
     if (status == 0)
         status = diagram_note(d, "rows", "%s",
                               matmul_folds_into_rows(1, (const int64_t[]){B}, q->strides, k->strides, M, q->strides[1])
-                                  ? "yes" : "no");
+                                  ? "yes"
+                                  : "no");
     if (status == 0) status = diagram_note(d, "lib", "the library: tensor_matmul(q, keys)");
     if (status == 0)
         status = diagram_note(d, "fold", "candle 0.11's fold into columns: one (%d,%d) @ (%d,%d)", M, K, K, B * N);

@@ -16,11 +16,11 @@
 #include <string.h>
 
 #include "bmm.h"
-#include "broadcast.h"
 #include "bmm_fast.h"
-#include "kernels.h"
+#include "broadcast.h"
 #include "gradcheck.h"
 #include "harness.h"
+#include "kernels.h"
 #include "permute.h"
 
 static Tensor *arange(const int64_t *shape, int rank, float scale) {
@@ -67,15 +67,16 @@ START_TEST(test_nd_is_a_loop_of_2d) {
     for (int64_t bi = 0; bi < 2; bi++) {
         Tensor *ci = EXPECT_OK(tensor_matmul(tensor_as_strided(a, DIMS(3, 4), STRIDES(4, 1), bi * 12),
                                              tensor_as_strided(b, DIMS(4, 5), STRIDES(5, 1), bi * 20)));
-        EXPECT_VALUES(tensor_as_strided(c, DIMS(3, 5), STRIDES(5, 1), bi * 15), tensor_data(ci), 15, 1e-5f, "batch == 2-D product");
+        EXPECT_VALUES(tensor_as_strided(c, DIMS(3, 5), STRIDES(5, 1), bi * 15), tensor_data(ci), 15, 1e-5f,
+                      "batch == 2-D product");
     }
     /* batch dims broadcast dim by dim: (3,1,4,2) @ (4,2,5) -> (3,4,4,5) */
     EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(3, 1, 4, 2)), tensor_zeros(test_ctx, DIMS(4, 2, 5))),
                  DIMS(3, 4, 4, 5), "(3,1,4,2) @ (4,2,5)");
     EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 1, 3, 4)), tensor_zeros(test_ctx, DIMS(5, 4, 2))),
                  DIMS(2, 5, 3, 2), "(2,1,3,4) @ (5,4,2)");
-    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(6, 3, 4)), tensor_zeros(test_ctx, DIMS(4, 2))), DIMS(6, 3, 2),
-                 "(6,3,4) @ (4,2)");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(6, 3, 4)), tensor_zeros(test_ctx, DIMS(4, 2))),
+                 DIMS(6, 3, 2), "(6,3,4) @ (4,2)");
 }
 END_TEST
 
@@ -102,18 +103,22 @@ START_TEST(test_errors) {
     Tensor *a = tensor_zeros(test_ctx, DIMS(3, 4, 2)), *b = tensor_zeros(test_ctx, DIMS(4, 2, 5));
     tensor_clear_error();
     ck_assert_ptr_null(tensor_matmul(a, b));
-    ck_assert_str_eq(tensor_error(), "matmul: operands could not be broadcast together with shapes (3,) (4,): the batch "
-                                     "dims of (3,4,2) and (4,2,5)");
+    ck_assert_str_eq(tensor_error(),
+                     "matmul: operands could not be broadcast together with shapes (3,) (4,): the batch "
+                     "dims of (3,4,2) and (4,2,5)");
     ck_assert_ptr_null(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(4, 5))));
-    ck_assert_str_eq(tensor_error(), "matmul: shapes (2,3) and (4,5) do not match: the last dim of the left operand (3) must "
-                                     "equal the second-to-last dim of the right one (4)");
+    ck_assert_str_eq(tensor_error(),
+                     "matmul: shapes (2,3) and (4,5) do not match: the last dim of the left operand (3) must "
+                     "equal the second-to-last dim of the right one (4)");
     ck_assert_ptr_null(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(4))));
-    ck_assert_str_eq(tensor_error(), "matmul: shapes (2,3) and (4,) do not match: the last dim of the left operand (3) must "
-                                     "equal the length of the right one (4)");
+    ck_assert_str_eq(tensor_error(),
+                     "matmul: shapes (2,3) and (4,) do not match: the last dim of the left operand (3) must "
+                     "equal the length of the right one (4)");
     ck_assert_ptr_null(tensor_matmul(tensor_scalar(test_ctx, 2), tensor_zeros(test_ctx, DIMS(2))));
     EXPECT_ERROR("matmul: shapes () and (2,): a rank-0 operand", "a scalar operand");
     /* the largest ranks work: the result's rank is at most its operands' */
-    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 2, 2)), tensor_zeros(test_ctx, DIMS(3, 1, 1, 1, 1, 1, 2, 2))),
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(1, 1, 1, 1, 1, 2, 2)),
+                               tensor_zeros(test_ctx, DIMS(3, 1, 1, 1, 1, 1, 2, 2))),
                  DIMS(3, 1, 1, 1, 1, 1, 2, 2), "rank 7 @ rank 8");
     tensor_clear_error();
     ck_assert_ptr_null(tensor_matmul(NULL, b));
@@ -137,7 +142,8 @@ START_TEST(test_expanded_queries_every_batch) {
     EXPECT_VALUES(scores, want, 40, 1e-5f, "every batch of expand(queries) @ keys");
     EXPECT_VALUES(tensor_as_strided(scores, DIMS(5), STRIDES(1), 30), VALUES(1.6f, 1.63f, 1.66f, 1.69f, 1.72f), 1e-5f,
                   "batch 3 row 0, as PyTorch prints it");
-    EXPECT_VALUES(tensor_matmul(tensor_contiguous(q), keys), tensor_data(scores), 40, 0, "the same as contiguous(q) @ keys");
+    EXPECT_VALUES(tensor_matmul(tensor_contiguous(q), keys), tensor_data(scores), 40, 0,
+                  "the same as contiguous(q) @ keys");
 }
 END_TEST
 
@@ -174,7 +180,8 @@ START_TEST(test_fold_predicate) {
     ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){0}, per_batch, 2, 3));
     ck_assert(!matmul_folds_into_rows(1, batch, (const int64_t[]){0}, shared, 2, 3));
     /* two batch dims, both merging: (2,4,2,3) contiguous @ shared */
-    ck_assert(matmul_folds_into_rows(2, (const int64_t[]){2, 4}, (const int64_t[]){24, 6}, (const int64_t[]){0, 0}, 2, 3));
+    ck_assert(matmul_folds_into_rows(2, (const int64_t[]){2, 4}, (const int64_t[]){24, 6}, (const int64_t[]){0, 0}, 2,
+                                     3));
     /* no batch dims: nothing to fold */
     ck_assert(!matmul_folds_into_rows(0, NULL, NULL, NULL, 2, 3));
     /* and the folded product is right: x (4,2,3) @ w (3,5) */
@@ -203,7 +210,7 @@ typedef struct {
 static int leaf_shape(const Operand *o, int64_t *shape) {
     int rank = o->batch_rank + 2;
     for (int d = 0; d < o->batch_rank; d++) shape[d] = o->layout == EXPANDED ? 1 : o->batch[d]; /* one matrix */
-    shape[o->batch_rank] = o->layout == TRANSPOSED ? o->cols : o->rows; /* stored transposed */
+    shape[o->batch_rank] = o->layout == TRANSPOSED ? o->cols : o->rows;                         /* stored transposed */
     shape[o->batch_rank + 1] = o->layout == TRANSPOSED ? o->rows : o->cols;
     return rank;
 }
@@ -238,7 +245,8 @@ static Tensor *fn_layouts(Tensor *const *in, void *arg) {
 
 START_TEST(test_every_combination) {
     /* batch shapes for a and b: equal, a size-1 batch dim, a missing batch dim, no batch */
-    const int64_t batches[5][2][2] = {{{3, 0}, {3, 0}}, {{3, 0}, {1, 0}}, {{2, 3}, {3, 0}}, {{0, 0}, {2, 0}}, {{0, 0}, {0, 0}}};
+    const int64_t batches[5][2][2] = {
+        {{3, 0}, {3, 0}}, {{3, 0}, {1, 0}}, {{2, 3}, {3, 0}}, {{0, 0}, {2, 0}}, {{0, 0}, {0, 0}}};
     const int batch_ranks[5][2] = {{1, 1}, {1, 1}, {2, 1}, {0, 1}, {0, 0}};
     const int64_t mkn[4][3] = {{2, 3, 4}, {1, 3, 4}, {2, 1, 4}, {2, 3, 1}};
     Rng rng = rng_seeded(test_seed());
@@ -253,8 +261,9 @@ START_TEST(test_every_combination) {
                     memcpy(spec.b.batch, batches[bs][1], sizeof batches[bs][1]);
                     Tensor *a = make_operand(&rng, &spec.a), *b = make_operand(&rng, &spec.b);
                     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], what[256];
-                    snprintf(what, sizeof what, "%s %s @ %s %s", layout_name[la], shape_format(a->shape, a->rank, sa, sizeof sa),
-                             layout_name[lb], shape_format(b->shape, b->rank, sb, sizeof sb));
+                    snprintf(what, sizeof what, "%s %s @ %s %s", layout_name[la],
+                             shape_format(a->shape, a->rank, sa, sizeof sa), layout_name[lb],
+                             shape_format(b->shape, b->rank, sb, sizeof sb));
                     Tensor *c = tensor_matmul(a, b);
                     ck_assert_msg(c != NULL, "%s: %s", what, tensor_error());
                     float *want = malloc((size_t)tensor_numel(c) * sizeof(float) + 1);
@@ -267,7 +276,8 @@ START_TEST(test_every_combination) {
                         while (leaf_b->backward) leaf_b = leaf_b->inputs[0];
                         char report[512];
                         GradcheckOptions opt = {1e-2, 2e-2, 2e-2, test_seed()};
-                        ck_assert_msg(gradcheck(fn_layouts, &spec, (Tensor *[]){leaf_a, leaf_b}, 2, &opt, report, sizeof report) == 0,
+                        ck_assert_msg(gradcheck(fn_layouts, &spec, (Tensor *[]){leaf_a, leaf_b}, 2, &opt, report,
+                                                sizeof report) == 0,
                                       "%s: %s", what, report);
                     }
                 }
@@ -287,16 +297,19 @@ START_TEST(test_offsets_negative_strides_and_empty) {
     /* N-D operands that are offset views with a negative stride: every other matrix of a
      * (4,2,3) block, and a (2,3,2) block read backwards along its last dim */
     Tensor *base_a = arange(DIMS(4, 2, 3), 0.5f), *base_b = arange(DIMS(2, 3, 2), 0.25f);
-    Tensor *a = tensor_as_strided(base_a, DIMS(2, 2, 3), STRIDES(12, 3, 1), 6);      /* matrices 1 and 3 */
-    Tensor *b = tensor_as_strided(base_b, DIMS(2, 3, 2), STRIDES(6, 2, -1), 1);      /* columns swapped */
+    Tensor *a = tensor_as_strided(base_a, DIMS(2, 2, 3), STRIDES(12, 3, 1), 6); /* matrices 1 and 3 */
+    Tensor *b = tensor_as_strided(base_b, DIMS(2, 3, 2), STRIDES(6, 2, -1), 1); /* columns swapped */
     Tensor *c = EXPECT_OK(tensor_matmul(a, b));
     float want[8];
     naive_matmul(a, b, c, want);
     EXPECT_VALUES(c, want, 8, 1e-5f, "offset and negative-stride operands");
     /* zero-size dims: an empty batch, no rows, no columns, and k = 0 (a sum of nothing is 0) */
-    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 2, 3)), tensor_zeros(test_ctx, DIMS(3, 4))), DIMS(0, 2, 4), "batch 0");
-    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 3)), tensor_zeros(test_ctx, DIMS(3, 4))), DIMS(0, 4), "m = 0");
-    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(3, 0))), DIMS(2, 0), "n = 0");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 2, 3)), tensor_zeros(test_ctx, DIMS(3, 4))),
+                 DIMS(0, 2, 4), "batch 0");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(0, 3)), tensor_zeros(test_ctx, DIMS(3, 4))), DIMS(0, 4),
+                 "m = 0");
+    EXPECT_SHAPE(tensor_matmul(tensor_zeros(test_ctx, DIMS(2, 3)), tensor_zeros(test_ctx, DIMS(3, 0))), DIMS(2, 0),
+                 "n = 0");
     Tensor *k0 = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 0)));
     Tensor *k0b = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(0, 3)));
     Tensor *zeros = EXPECT_OK(tensor_matmul(k0, k0b));
@@ -377,7 +390,8 @@ START_TEST(test_random_shapes) {
         int ra = (int)rng_int(&rng, 0, 3), rb = (int)rng_int(&rng, 0, 3); /* batch ranks */
         int64_t ba[3] = {0}, bb[3] = {0}, m = rng_int(&rng, 1, 4), k = rng_int(&rng, 1, 4), n = rng_int(&rng, 1, 4);
         random_shape(&rng, ra, 1, 3, ba);
-        for (int q = 1; q <= rb; q++) bb[rb - q] = q <= ra && rng_int(&rng, 0, 2) ? ba[ra - q] : rng_int(&rng, 0, 1) ? 1 : 2;
+        for (int q = 1; q <= rb; q++)
+            bb[rb - q] = q <= ra && rng_int(&rng, 0, 2) ? ba[ra - q] : rng_int(&rng, 0, 1) ? 1 : 2;
         for (int q = 1; q <= ra && q <= rb; q++)
             if (ba[ra - q] != bb[rb - q] && ba[ra - q] != 1 && bb[rb - q] != 1) bb[rb - q] = 1; /* keep it defined */
         Operand oa = {{0}, ra, m, k, (Layout)rng_int(&rng, 0, 2)}, ob = {{0}, rb, k, n, (Layout)rng_int(&rng, 0, 2)};
@@ -402,8 +416,9 @@ END_TEST
 /* The builds of bmm_fast.c's micro-kernel: plain C (COURSE_KERNELS=portable, on x86-64), AVX2+FMA
  * (avx2) and AVX-512 (native), those this CPU runs. The tests of tensor_matmul run the
  * reference's triple loop as well. */
-#define FOR_EACH_GEMM_KERNEL(mode) \
-    for (const char *const *(mode) = test_kernel_modes(); *(mode); (mode)++) if (strcmp(*(mode), "reference") != 0)
+#define FOR_EACH_GEMM_KERNEL(mode)                                           \
+    for (const char *const *(mode) = test_kernel_modes(); *(mode); (mode)++) \
+        if (strcmp(*(mode), "reference") != 0)
 
 /* How far a float32 result may be from the exact sum. A sum of L products added onto a
  * starting value c, in float32, is within about (L + 1) * u * (|c| + the sum of |products|) of
@@ -423,8 +438,8 @@ static double sum_tolerance(int64_t terms, double magnitude) { return 2.0 * (dou
  * padded, rows expanded (row stride 0: every row the same), both strides above 1, or walked
  * backwards (negative strides). `at` is where element (0, 0) lies. */
 enum { M_ROW_MAJOR, M_COL_MAJOR, M_PADDED, M_ROWS_EXPANDED, M_SPREAD, M_REVERSED, M_LAYOUTS };
-static const char *const matrix_layout[M_LAYOUTS] = {"row-major", "column-major", "padded rows", "rows expanded",
-                                                      "strides 3 and 3*cols+1", "reversed"};
+static const char *const matrix_layout[M_LAYOUTS] = {"row-major",     "column-major",           "padded rows",
+                                                     "rows expanded", "strides 3 and 3*cols+1", "reversed"};
 typedef struct {
     float *buf;
     int64_t len, at, rs, cs;
@@ -460,10 +475,11 @@ static void check_gemm(Rng *rng, const char *kernel, int64_t m, int64_t k, int64
     float *before = malloc((size_t)o.len * sizeof(float));
     char *in_view = calloc((size_t)o.len, 1);
     memcpy(before, o.buf, (size_t)o.len * sizeof(float));
-    kernels()->matmul(a.buf + a.at, a.rs, a.cs, b.buf + b.at, b.rs, b.cs, o.buf + o.at, o.rs, o.cs, m, k, n, accumulate);
+    kernels()->matmul(a.buf + a.at, a.rs, a.cs, b.buf + b.at, b.rs, b.cs, o.buf + o.at, o.rs, o.cs, m, k, n,
+                      accumulate);
     char what[256];
-    snprintf(what, sizeof what, "matmul, %s kernel, m=%lld k=%lld n=%lld, a %s, b %s, out %s, %s", kernel,
-             (long long)m, (long long)k, (long long)n, matrix_layout[la], matrix_layout[lb], matrix_layout[lo],
+    snprintf(what, sizeof what, "matmul, %s kernel, m=%lld k=%lld n=%lld, a %s, b %s, out %s, %s", kernel, (long long)m,
+             (long long)k, (long long)n, matrix_layout[la], matrix_layout[lb], matrix_layout[lo],
              accumulate ? "adding" : "storing");
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -475,8 +491,8 @@ static void check_gemm(Rng *rng, const char *kernel, int64_t m, int64_t k, int64
             }
             double tol = sum_tolerance(k, magnitude);
             if (!(fabs(o.buf[at] - want) <= tol))
-                ck_abort_msg("%s: out[%lld, %lld] is %.9g, the naive loop gives %.9g (tolerance %.3g)", what, (long long)i,
-                             (long long)j, (double)o.buf[at], want, tol);
+                ck_abort_msg("%s: out[%lld, %lld] is %.9g, the naive loop gives %.9g (tolerance %.3g)", what,
+                             (long long)i, (long long)j, (double)o.buf[at], want, tol);
             in_view[at] = 1;
         }
     for (int64_t i = 0; i < o.len; i++)
@@ -500,8 +516,8 @@ START_TEST(test_gemm_edge_sizes) {
         for (int x = 0; x < N_SMALL; x++)
             for (int y = 0; y < N_SMALL; y++)
                 for (int z = 0; z < N_SMALL; z++, turn++)
-                    check_gemm(&rng, name, small[x], small[y], small[z], turn % M_LAYOUTS, (turn / M_LAYOUTS) % M_LAYOUTS,
-                               out_layouts[turn % 5], turn % 7 != 0);
+                    check_gemm(&rng, name, small[x], small[y], small[z], turn % M_LAYOUTS,
+                               (turn / M_LAYOUTS) % M_LAYOUTS, out_layouts[turn % 5], turn % 7 != 0);
     }
 }
 END_TEST
@@ -510,9 +526,9 @@ START_TEST(test_gemm_block_edges) {
     /* sizes just around the cache blocks, one dim at a time: m around MC (and 2 MC), k around
      * KC (and 2 KC), and n past NC once; then all three past their blocks at once */
     enum { MC = GEMM_MC, KC = GEMM_KC, NC = GEMM_NC };
-    const int64_t cases[][3] = {{MC - 1, 7, 17},  {MC, 7, 17},     {MC + 1, 7, 17},  {2 * MC + 1, 5, 9},
-                                {7, KC - 1, 17},  {7, KC, 17},     {7, KC + 1, 17},  {5, 2 * KC + 1, 9},
-                                {3, 5, NC + 20},  {MC + 5, KC + 3, 33}};
+    const int64_t cases[][3] = {{MC - 1, 7, 17}, {MC, 7, 17},         {MC + 1, 7, 17}, {2 * MC + 1, 5, 9},
+                                {7, KC - 1, 17}, {7, KC, 17},         {7, KC + 1, 17}, {5, 2 * KC + 1, 9},
+                                {3, 5, NC + 20}, {MC + 5, KC + 3, 33}};
     Rng rng = rng_seeded(test_seed());
     FOR_EACH_GEMM_KERNEL(mode) {
         const char *name = use_kernels(*mode);
@@ -544,9 +560,19 @@ END_TEST
 /* How an operand of tensor_matmul is laid out: a view (tensor_as_strided) of a buffer of
  * random values, marked as requiring its gradient, so the test compares the gradient that
  * matmul's backward computes for exactly this view. */
-enum { V_CONTIGUOUS, V_TRANSPOSED, V_OFFSET_PADDED, V_NEGATIVE, V_BATCH_EXPANDED, V_ROWS_EXPANDED, V_PERMUTED_BATCH, V_KINDS };
-static const char *const view_kind[V_KINDS] = {"contiguous",       "transposed",    "offset, padded", "negative strides",
-                                               "batch stride 0",   "row stride 0",  "batch dims permuted"};
+enum {
+    V_CONTIGUOUS,
+    V_TRANSPOSED,
+    V_OFFSET_PADDED,
+    V_NEGATIVE,
+    V_BATCH_EXPANDED,
+    V_ROWS_EXPANDED,
+    V_PERMUTED_BATCH,
+    V_KINDS
+};
+static const char *const view_kind[V_KINDS] = {"contiguous",         "transposed",     "offset, padded",
+                                               "negative strides",   "batch stride 0", "row stride 0",
+                                               "batch dims permuted"};
 
 static Tensor *strided_operand(Rng *rng, const int64_t *shape, int rank, int kind) {
     int64_t rows = shape[rank - 2], cols = shape[rank - 1], strides[TENSOR_MAX_RANK];
@@ -620,8 +646,8 @@ static void check_matmul(Rng *rng, Tensor *a, Tensor *b, const char *what) {
             int64_t at = parts[q].first + e, count = q == 0 ? k : terms[at - nc];
             double tol = sum_tolerance(count, mag[at]);
             if (!(fabs(parts[q].got[e] - want[at]) <= tol))
-                ck_abort_msg("%s: %s: element %lld is %.9g, the naive loop gives %.9g (tolerance %.3g)", what, parts[q].name,
-                             (long long)e, (double)parts[q].got[e], want[at], tol);
+                ck_abort_msg("%s: %s: element %lld is %.9g, the naive loop gives %.9g (tolerance %.3g)", what,
+                             parts[q].name, (long long)e, (double)parts[q].got[e], want[at], tol);
         }
     free(want), free(terms);
 }
@@ -639,9 +665,9 @@ START_TEST(test_matmul_fast_path_2d) {
      * row times a matrix with k past KC, m past MC, n past NC, an outer product (k = 1); every
      * view kind on either side. A dot product runs the triple loop, and its backward the fast
      * kernel. */
-    const int64_t sizes[][3] = {{1, 300, 17}, {17, 1, 40}, {5, 7, 17},  {6, 16, 16},  {7, 15, 17}, {16, 17, 6},
-                                {33, 20, 50}, {145, 3, 4}, {3, 260, 5}, {2, 3, 4100}, {40, 1, 1},  {1, 600, 2},
-                                {1, 600, 1}};
+    const int64_t sizes[][3] = {{1, 300, 17}, {17, 1, 40},  {5, 7, 17},  {6, 16, 16}, {7, 15, 17},
+                                {16, 17, 6},  {33, 20, 50}, {145, 3, 4}, {3, 260, 5}, {2, 3, 4100},
+                                {40, 1, 1},   {1, 600, 2},  {1, 600, 1}};
     Rng rng = rng_seeded(test_seed());
     for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
         const char *name = use_kernels(*mode);
@@ -670,9 +696,8 @@ START_TEST(test_matmul_fast_path_batched) {
         int64_t a[4], b[4];
     } Shapes;
     const Shapes shapes[] = {
-        {3, 3, {3, 9, 20}, {3, 20, 11}},          {3, 3, {1, 9, 20}, {3, 20, 11}},
-        {3, 2, {4, 7, 20}, {20, 13}},              {2, 3, {7, 20}, {4, 20, 13}},
-        {4, 3, {2, 3, 6, 17}, {3, 17, 9}},         {4, 4, {3, 2, 8, 10}, {3, 2, 10, 16}},
+        {3, 3, {3, 9, 20}, {3, 20, 11}}, {3, 3, {1, 9, 20}, {3, 20, 11}},   {3, 2, {4, 7, 20}, {20, 13}},
+        {2, 3, {7, 20}, {4, 20, 13}},    {4, 3, {2, 3, 6, 17}, {3, 17, 9}}, {4, 4, {3, 2, 8, 10}, {3, 2, 10, 16}},
     };
     Rng rng = rng_seeded(test_seed());
     for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
@@ -707,7 +732,8 @@ START_TEST(test_matmul_fast_path_folded) {
             describe_product(what, sizeof what, name, x, ka, w, kb);
             check_matmul(&rng, x, w, what);
         }
-        Tensor *rows = strided_operand(&rng, DIMS(64, 1, 24), V_CONTIGUOUS), *w = strided_operand(&rng, DIMS(24, 9), V_CONTIGUOUS);
+        Tensor *rows = strided_operand(&rng, DIMS(64, 1, 24), V_CONTIGUOUS),
+               *w = strided_operand(&rng, DIMS(24, 9), V_CONTIGUOUS);
         check_matmul(&rng, rows, w, "64 batches of one row @ a shared (24,9)");
         Tensor *one_row = random_tensor(test_ctx, &rng, DIMS(24), -1, 1);
         Tensor *same = tensor_requires_grad(tensor_as_strided(one_row, DIMS(8, 4, 24), STRIDES(0, 0, 1), 0));

@@ -38,8 +38,8 @@ int ex6_1_matmul_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ran
  *                             int64_t n, float *da, float *db) */
 #ifdef COURSE_RUNNER
 static void serve_6_2(Served *s) {
-    ex6_2_bmm_backward(served_floats(s, 0), served_floats(s, 1), served_floats(s, 2), served_i64(s, 3), served_i64(s, 4),
-                       served_i64(s, 5), served_i64(s, 6), served_floats(s, 7), served_floats(s, 8));
+    ex6_2_bmm_backward(served_floats(s, 0), served_floats(s, 1), served_floats(s, 2), served_i64(s, 3),
+                       served_i64(s, 4), served_i64(s, 5), served_i64(s, 6), served_floats(s, 7), served_floats(s, 8));
 }
 #else
 void ex6_2_bmm_backward(const float *a, const float *b, const float *g, int64_t batch, int64_t m, int64_t k, int64_t n,
@@ -63,11 +63,12 @@ void ex6_2_bmm_backward(const float *a, const float *b, const float *g, int64_t 
  *                                   float *dw) */
 #ifdef COURSE_RUNNER
 static void serve_6_3(Served *s) {
-    ex6_3_shared_weight_grad(served_floats(s, 0), served_floats(s, 1), served_i64(s, 2), served_i64(s, 3), served_i64(s, 4),
-                             served_i64(s, 5), served_floats(s, 6));
+    ex6_3_shared_weight_grad(served_floats(s, 0), served_floats(s, 1), served_i64(s, 2), served_i64(s, 3),
+                             served_i64(s, 4), served_i64(s, 5), served_floats(s, 6));
 }
 #else
-void ex6_3_shared_weight_grad(const float *x, const float *g, int64_t batch, int64_t m, int64_t k, int64_t n, float *dw) {
+void ex6_3_shared_weight_grad(const float *x, const float *g, int64_t batch, int64_t m, int64_t k, int64_t n,
+                              float *dw) {
     RemoteCall c;
     remote_begin(&c, "6.3");
     remote_floats(&c, x, batch * m * k);
@@ -105,5 +106,6 @@ void ex6_4_shared_queries_matmul(const float *queries, const float *keys, int64_
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"6.1", serve_6_1}, {"6.2", serve_6_2}, {"6.3", serve_6_3}, {"6.4", serve_6_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"6.1", serve_6_1}, {"6.2", serve_6_2}, {"6.3", serve_6_3}, {"6.4", serve_6_4}, {NULL, NULL}};
 #endif

@@ -14,7 +14,7 @@
 #include "harness.h"
 
 static const float MARK = -12345.0f; /* what an output holds before the call: no answer has it */
-enum { UNWRITTEN = -99 };             /* the same for the dims and rank of 6.1 */
+enum { UNWRITTEN = -99 };            /* the same for the dims and rank of 6.1 */
 
 /* ==== 6.1 the result shape ================================================================ */
 
@@ -63,11 +63,12 @@ static void check_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ra
     bool as_left = left_status == 0 && got_rank == left_rank && shape_equal(got, got_rank, left, left_rank);
     bool as_kept = kept_status == 0 && got_rank == kept_rank && shape_equal(got, got_rank, kept, kept_rank);
     if (!want) {
-        ck_assert_msg(!(status == 0 && as_left), "exercise 6.1%s: %s @ %s is not defined (%s), but the answer lined the "
-                      "batch dims up from the left and gave %s: %s", context, sa, sb, tensor_error(),
-                      shape_format(left, left_rank, sg, sizeof sg), from_right);
-        ck_assert_msg(status == -1, "exercise 6.1%s: %s @ %s is not defined (%s), so the answer is -1, not %d", context, sa,
-                      sb, tensor_error(), status);
+        ck_assert_msg(!(status == 0 && as_left),
+                      "exercise 6.1%s: %s @ %s is not defined (%s), but the answer lined the "
+                      "batch dims up from the left and gave %s: %s",
+                      context, sa, sb, tensor_error(), shape_format(left, left_rank, sg, sizeof sg), from_right);
+        ck_assert_msg(status == -1, "exercise 6.1%s: %s @ %s is not defined (%s), so the answer is -1, not %d", context,
+                      sa, sb, tensor_error(), status);
         tensor_clear_error();
         return;
     }
@@ -78,7 +79,8 @@ static void check_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ra
                      shape_format(a, a_rank - 2, batch_a, sizeof batch_a),
                      shape_format(b, b_rank - 2, batch_b, sizeof batch_b), from_right);
         else if (a_rank > 2 || b_rank > 2)
-            snprintf(hint, sizeof hint, ": one operand has no batch dims, so the other's batch dims %s are the result's",
+            snprintf(hint, sizeof hint,
+                     ": one operand has no batch dims, so the other's batch dims %s are the result's",
                      a_rank > 2 ? shape_format(a, a_rank - 2, batch_a, sizeof batch_a)
                                 : shape_format(b, b_rank - 2, batch_b, sizeof batch_b));
         else
@@ -87,16 +89,22 @@ static void check_shape(const int64_t *a, int a_rank, const int64_t *b, int b_ra
         ck_abort_msg("exercise 6.1%s: %s @ %s returned %d, expected 0 and the shape %s%s", context, sa, sb, status,
                      shape_format(want->shape, want->rank, sw, sizeof sw), hint);
     }
-    ck_assert_msg(got_rank != UNWRITTEN, "exercise 6.1%s: %s @ %s returned 0 but never set *out_rank (it still holds %d, "
-                  "which the test put there before the call); expected the shape %s", context, sa, sb, UNWRITTEN,
-                  shape_format(want->shape, want->rank, sw, sizeof sw));
+    ck_assert_msg(got_rank != UNWRITTEN,
+                  "exercise 6.1%s: %s @ %s returned 0 but never set *out_rank (it still holds %d, "
+                  "which the test put there before the call); expected the shape %s",
+                  context, sa, sb, UNWRITTEN, shape_format(want->shape, want->rank, sw, sizeof sw));
     bool right = got_rank == want->rank && shape_equal(got, got_rank, want->shape, want->rank);
     shape_format(want->shape, want->rank, sw, sizeof sw);
-    ck_assert_msg(right || !as_left, "exercise 6.1%s: %s @ %s gave %s, expected %s: the batch dims were lined up from the "
-                  "left; %s", context, sa, sb, shape_format(got, got_rank, sg, sizeof sg), sw, from_right);
-    ck_assert_msg(right || !as_kept, "exercise 6.1%s: %s @ %s gave %s, expected %s: promoting a vector to a matrix (a "
-                  "row (1, k) on the left, a column (k, 1) on the right) added a dim of 1; remove the 1 it added from the "
-                  "result", context, sa, sb, shape_format(got, got_rank, sg, sizeof sg), sw);
+    ck_assert_msg(right || !as_left,
+                  "exercise 6.1%s: %s @ %s gave %s, expected %s: the batch dims were lined up from the "
+                  "left; %s",
+                  context, sa, sb, shape_format(got, got_rank, sg, sizeof sg), sw, from_right);
+    ck_assert_msg(
+        right || !as_kept,
+        "exercise 6.1%s: %s @ %s gave %s, expected %s: promoting a vector to a matrix (a "
+        "row (1, k) on the left, a column (k, 1) on the right) added a dim of 1; remove the 1 it added from the "
+        "result",
+        context, sa, sb, shape_format(got, got_rank, sg, sizeof sg), sw);
     bool unwritten = false;
     for (int d = 0; d < got_rank && d < 8; d++) unwritten |= got[d] == UNWRITTEN;
     ck_assert_msg(got_rank == want->rank && shape_equal(got, got_rank, want->shape, want->rank),
@@ -132,7 +140,7 @@ START_TEST(test_6_1_vectors_and_random) {
         random_shape(&rng, ra, 0, 3, a); /* a dim of 0 broadcasts with 1, to 0 */
         random_shape(&rng, rb, 0, 3, b);
         if (rng_int(&rng, 0, 3)) b[rb == 1 ? 0 : rb - 2] = a[ra - 1]; /* usually a defined product */
-        for (int q = 1; q <= ra - 2 && q <= rb - 2; q++)             /* and usually broadcastable batches */
+        for (int q = 1; q <= ra - 2 && q <= rb - 2; q++)              /* and usually broadcastable batches */
             if (rng_int(&rng, 0, 3)) b[rb - 2 - q] = rng_int(&rng, 0, 1) ? a[ra - 2 - q] : 1;
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
         check_shape(a, ra, b, rb, context);
@@ -152,9 +160,10 @@ static void probe_6_2(void) {
 static void expect_added(const float *got, const float *want, int64_t n, const char *what) {
     for (int64_t i = 0; i < n; i++) {
         if (fabsf(got[i] - want[i]) <= 1e-4f * (1.0f + fabsf(want[i]))) continue;
-        ck_assert_msg(fabsf(got[i] - (want[i] - 1.0f)) > 1e-4f * (1.0f + fabsf(want[i])), "%s: element %lld is %g, the new "
-                      "gradient alone: add it to what the buffer already holds (+=), do not overwrite it", what,
-                      (long long)i, (double)got[i]);
+        ck_assert_msg(fabsf(got[i] - (want[i] - 1.0f)) > 1e-4f * (1.0f + fabsf(want[i])),
+                      "%s: element %lld is %g, the new "
+                      "gradient alone: add it to what the buffer already holds (+=), do not overwrite it",
+                      what, (long long)i, (double)got[i]);
         return;
     }
 }
@@ -224,12 +233,14 @@ static void expect_no_index_slip(const float *got, const float *want, const floa
         if (!values_close(got, simulated, size, 1e-4f)) continue;
         const BmmMistake *w = &mistakes[v];
         if (w->slip == WRONG_OUT_STRIDE && w->stride_name)
-            ck_abort_msg("%s: %s's batch bi starts at bi * %s (%s is %s, like %s), but this answer stepped %s's batches "
-                         "by %s batch size", what, grad, grad_stride, grad, for_db ? "(batch, k, n)" : "(batch, m, k)",
-                         for_db ? "b" : "a", grad, w->stride_name);
+            ck_abort_msg(
+                "%s: %s's batch bi starts at bi * %s (%s is %s, like %s), but this answer stepped %s's batches "
+                "by %s batch size",
+                what, grad, grad_stride, grad, for_db ? "(batch, k, n)" : "(batch, m, k)", for_db ? "b" : "a", grad,
+                w->stride_name);
         if (w->slip == WRONG_OUT_STRIDE)
-            ck_abort_msg("%s: every batch's gradient was added into batch 0 of %s: %s's batch bi starts at bi * %s", what,
-                         grad, grad, grad_stride);
+            ck_abort_msg("%s: every batch's gradient was added into batch 0 of %s: %s's batch bi starts at bi * %s",
+                         what, grad, grad, grad_stride);
         if (w->slip == WRONG_IN_STRIDE && w->stride_name)
             ck_abort_msg("%s: %s's batch bi starts at bi * %s, but this answer read %s's batches %s batch size apart",
                          what, operand, operand_stride, operand, w->stride_name);
@@ -237,13 +248,16 @@ static void expect_no_index_slip(const float *got, const float *want, const floa
             ck_abort_msg("%s: every batch read batch 0 of %s: %s's batch bi starts at bi * %s", what, operand, operand,
                          operand_stride);
         if (w->slip == OUT_SWAPPED)
-            ck_abort_msg("%s: %s[bi, %s] goes at %s of its batch, but this answer wrote it at %s, as if %s were (batch, "
-                         "%s)", what, grad, for_db ? "p, j" : "i, p", for_db ? "p * n + j" : "i * k + p",
-                         for_db ? "j * k + p" : "p * m + i", grad, for_db ? "n, k" : "k, m");
+            ck_abort_msg(
+                "%s: %s[bi, %s] goes at %s of its batch, but this answer wrote it at %s, as if %s were (batch, "
+                "%s)",
+                what, grad, for_db ? "p, j" : "i, p", for_db ? "p * n + j" : "i * k + p",
+                for_db ? "j * k + p" : "p * m + i", grad, for_db ? "n, k" : "k, m");
         ck_abort_msg("%s: %s reads %s[bi, %s] at %s of its batch, but this answer read it at %s, as if %s were (%s): "
-                     "that is %s, where the gradient is %s", what, grad, operand, for_db ? "i, p" : "p, j",
-                     for_db ? "i * k + p" : "p * n + j", for_db ? "p * m + i" : "j * k + p", operand,
-                     for_db ? "k, m" : "n, k", for_db ? "a @ g" : "g @ b", for_db ? "a^T @ g" : "g @ b^T");
+                     "that is %s, where the gradient is %s",
+                     what, grad, operand, for_db ? "i, p" : "p, j", for_db ? "i * k + p" : "p * n + j",
+                     for_db ? "p * m + i" : "j * k + p", operand, for_db ? "k, m" : "n, k", for_db ? "a @ g" : "g @ b",
+                     for_db ? "a^T @ g" : "g @ b^T");
     }
     free(simulated);
 }
@@ -257,19 +271,22 @@ static void check_backward(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *
     const float *a_in = nan_guarded_copy(a), *b_in = nan_guarded_copy(b), *g_in = nan_guarded_copy(g);
     float *da = guarded_buffer(na, MARK), *db = guarded_buffer(nb, MARK);
     float *want_a = malloc((size_t)na * sizeof(float) + 1), *want_b = malloc((size_t)nb * sizeof(float) + 1);
-    for (int64_t i = 0; i < na; i++) da[i] = 1.0f, want_a[i] = 1.0f + tensor_data(tensor_grad(a))[i]; /* add, do not overwrite */
+    for (int64_t i = 0; i < na; i++)
+        da[i] = 1.0f, want_a[i] = 1.0f + tensor_data(tensor_grad(a))[i]; /* add, do not overwrite */
     for (int64_t i = 0; i < nb; i++) db[i] = 1.0f, want_b[i] = 1.0f + tensor_data(tensor_grad(b))[i];
     ex6_2_bmm_backward(a_in, b_in, g_in, batch, m, k, n, da, db);
     char what[384];
-    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, da (starting at all 1s; a, b and g are "
-             "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
-             (long long)n);
+    snprintf(what, sizeof what,
+             "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, da (starting at all 1s; a, b and g are "
+             "followed by nan, so a nan means a read past their end)",
+             context, (long long)batch, (long long)m, (long long)k, (long long)n);
     expect_added(da, want_a, na, what);
     expect_no_index_slip(da, want_a, a_in, b_in, g_in, batch, m, k, n, false, 1.0f, what);
     EXPECT_OUTPUT(da, na, MARK, want_a, 1e-4f, what);
-    snprintf(what, sizeof what, "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, db (starting at all 1s; a, b and g are "
-             "followed by nan, so a nan means a read past their end)", context, (long long)batch, (long long)m, (long long)k,
-             (long long)n);
+    snprintf(what, sizeof what,
+             "exercise 6.2%s: batch %lld, m %lld, k %lld, n %lld, db (starting at all 1s; a, b and g are "
+             "followed by nan, so a nan means a read past their end)",
+             context, (long long)batch, (long long)m, (long long)k, (long long)n);
     expect_added(db, want_b, nb, what);
     expect_no_index_slip(db, want_b, a_in, b_in, g_in, batch, m, k, n, true, 1.0f, what);
     EXPECT_OUTPUT(db, nb, MARK, want_b, 1e-4f, what);
@@ -282,8 +299,9 @@ START_TEST(test_6_2_chapter) {
     const float *g = guarded_input((const float[]){1, 1}, 2), want_a[4] = {5, 6, 7, 8}, want_b[4] = {1, 2, 3, 4};
     float da[4] = {0}, db[4] = {0};
     ex6_2_bmm_backward(a, b, g, 2, 1, 2, 1, da, db);
-    const char *what_a = "exercise 6.2 (the chapter): dA for loss = sum(A @ B)", *what_b = "exercise 6.2 (the chapter): "
-                         "dB for loss = sum(A @ B)";
+    const char *what_a = "exercise 6.2 (the chapter): dA for loss = sum(A @ B)", *what_b =
+                                                                                     "exercise 6.2 (the chapter): "
+                                                                                     "dB for loss = sum(A @ B)";
     expect_no_index_slip(da, want_a, a, b, g, 2, 1, 2, 1, false, 0.0f, what_a);
     EXPECT_ARRAY(da, want_a, 4, 1e-6f, what_a);
     expect_no_index_slip(db, want_b, a, b, g, 2, 1, 2, 1, true, 0.0f, what_b);
@@ -300,7 +318,8 @@ START_TEST(test_6_2_random) {
     char context[96];
     for (int trial = 0; trial < 60; trial++) {
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
-        check_backward(rng_int(&rng, 1, 3), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), &rng, context);
+        check_backward(rng_int(&rng, 1, 3), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), &rng,
+                       context);
     }
 }
 END_TEST
@@ -329,10 +348,14 @@ static void expect_every_batch(const float *dw, const float *want, const float *
                 for (int64_t i = 0; i < m; i++) first += x[i * k + p] * g[(bi * m + i) * n + j];
             first_x = first_x && fabsf(dw[p * n + j] - first) <= 1e-4f * (1.0f + fabsf(first));
         }
-    ck_assert_msg(!mean, "%s: dw is the sum of the batches' gradients divided by the batch size, %lld: w's gradient is "
-                  "their sum, as each batch's use of w adds to the loss", what, (long long)batch);
-    ck_assert_msg(!first_x, "%s: dw paired batch 0's x with every batch's g: read x's batch bi at "
-                  "x[(bi * m + i) * k + p], as g's is at g[(bi * m + i) * n + j]", what);
+    ck_assert_msg(!mean,
+                  "%s: dw is the sum of the batches' gradients divided by the batch size, %lld: w's gradient is "
+                  "their sum, as each batch's use of w adds to the loss",
+                  what, (long long)batch);
+    ck_assert_msg(!first_x,
+                  "%s: dw paired batch 0's x with every batch's g: read x's batch bi at "
+                  "x[(bi * m + i) * k + p], as g's is at g[(bi * m + i) * n + j]",
+                  what);
     const int64_t ends[2] = {0, batch - 1};
     for (int e = 0; e < 2; e++) {
         bool alone = true;
@@ -342,9 +365,10 @@ static void expect_every_batch(const float *dw, const float *want, const float *
                 for (int64_t i = 0; i < m; i++) one += x[(ends[e] * m + i) * k + p] * g[(ends[e] * m + i) * n + j];
                 alone = fabsf(dw[p * n + j] - one) <= 1e-4f * (1.0f + fabsf(one));
             }
-        ck_assert_msg(!alone, "%s: dw holds batch %lld's gradient alone: every batch used w, so dw is the sum of all %lld "
-                      "batches' gradients (zero it once, before the loop over the batches)", what, (long long)ends[e],
-                      (long long)batch);
+        ck_assert_msg(!alone,
+                      "%s: dw holds batch %lld's gradient alone: every batch used w, so dw is the sum of all %lld "
+                      "batches' gradients (zero it once, before the loop over the batches)",
+                      what, (long long)ends[e], (long long)batch);
     }
 }
 
@@ -356,8 +380,8 @@ static void check_shared(int64_t batch, int64_t m, int64_t k, int64_t n, Rng *rn
     float *dw = guarded_buffer(k * n, 777.0f); /* garbage the student must overwrite */
     ex6_3_shared_weight_grad(nan_guarded_copy(x), nan_guarded_copy(g), batch, m, k, n, dw);
     char what[256];
-    snprintf(what, sizeof what, "exercise 6.3%s: x (%lld,%lld,%lld) @ a shared w (%lld,%lld): dw (starting at 777)", context, (long long)batch,
-             (long long)m, (long long)k, (long long)k, (long long)n);
+    snprintf(what, sizeof what, "exercise 6.3%s: x (%lld,%lld,%lld) @ a shared w (%lld,%lld): dw (starting at 777)",
+             context, (long long)batch, (long long)m, (long long)k, (long long)k, (long long)n);
     expect_every_batch(dw, tensor_data(tensor_grad(w)), tensor_data(x), tensor_data(g), batch, m, k, n, what);
     EXPECT_OUTPUT(dw, k * n, 777.0f, tensor_data(tensor_grad(w)), 1e-4f, what);
 }
@@ -372,8 +396,10 @@ START_TEST(test_6_3_examples) {
     expect_every_batch(dw, want, (const float[]){1, 2, 3, 4}, (const float[]){1, 1}, 2, 1, 2, 1, what);
     for (int i = 0; i < 2; i++) {
         ck_assert_msg(dw[i] != 9.0f, "%s: dw[%d] was never written (it still holds 9, from before the call)", what, i);
-        ck_assert_msg(dw[i] != 9.0f + want[i], "%s: dw[%d] is %g: the 9 it held before the call plus the gradient, %g. Set "
-                      "dw to 0 before adding the batches into it", what, i, (double)dw[i], (double)want[i]);
+        ck_assert_msg(dw[i] != 9.0f + want[i],
+                      "%s: dw[%d] is %g: the 9 it held before the call plus the gradient, %g. Set "
+                      "dw to 0 before adding the batches into it",
+                      what, i, (double)dw[i], (double)want[i]);
     }
     EXPECT_ARRAY(dw, want, 2, 1e-6f, what);
     Rng rng = rng_seeded(test_seed() + 63);
@@ -431,8 +457,10 @@ static void expect_no_batch_slip(const float *got, const float *queries, const f
                 }
                 slipped[i * n + j] = s;
             }
-        ck_assert_msg(!values_close(got, slipped, m * n, 1e-4f), "exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch "
-                      "%lld %s", context, (long long)b, (long long)m, (long long)k, (long long)n, (long long)bi,
+        ck_assert_msg(!values_close(got, slipped, m * n, 1e-4f),
+                      "exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch "
+                      "%lld %s",
+                      context, (long long)b, (long long)m, (long long)k, (long long)n, (long long)bi,
                       query_slips[slip]);
     }
     free(slipped);
@@ -454,13 +482,14 @@ static void check_shared_queries(int64_t b, int64_t m, int64_t k, int64_t n, Rng
             expect_no_batch_slip(out + bi * m * n, tensor_data(queries), tensor_data(keys), bi, b, m, k, n, context);
             char value[96];
             if (got == MARK)
-                snprintf(value, sizeof value, "was never written (it still holds %g from before the call)", (double)MARK);
-            else
-                snprintf(value, sizeof value, "is %g", (double)got);
-            ck_abort_msg("exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch %lld, row %lld, column %lld %s, expected %g%s",
-                         context, (long long)b, (long long)m, (long long)k, (long long)n, (long long)bi, (long long)(t / n),
-                         (long long)(t % n), value, (double)w,
-                         bi > 0 ? " (the batches before it are right: check every batch, not just batch 0)" : "");
+                snprintf(value, sizeof value, "was never written (it still holds %g from before the call)",
+                         (double)MARK);
+            else snprintf(value, sizeof value, "is %g", (double)got);
+            ck_abort_msg(
+                "exercise 6.4%s: b %lld, m %lld, k %lld, n %lld: batch %lld, row %lld, column %lld %s, expected %g%s",
+                context, (long long)b, (long long)m, (long long)k, (long long)n, (long long)bi, (long long)(t / n),
+                (long long)(t % n), value, (double)w,
+                bi > 0 ? " (the batches before it are right: check every batch, not just batch 0)" : "");
         }
     char what[160];
     snprintf(what, sizeof what, "exercise 6.4%s", context);
@@ -480,18 +509,20 @@ START_TEST(test_6_4_random) {
     char context[96];
     for (int trial = 0; trial < 60; trial++) {
         snprintf(context, sizeof context, " (random case %d, COURSE_SEED=%llu)", trial, (unsigned long long)seed);
-        check_shared_queries(rng_int(&rng, 1, 5), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), rng_int(&rng, 1, 5), &rng, false,
-                             context);
+        check_shared_queries(rng_int(&rng, 1, 5), rng_int(&rng, 1, 4), rng_int(&rng, 1, 4), rng_int(&rng, 1, 5), &rng,
+                             false, context);
     }
 }
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"6.1", "the result shape of N-D matmul", 3, probe_6_1, {test_6_1_notes_and_chapter, test_6_1_vectors_and_random}},
         {"6.2", "the chapter's batched backward", 3, probe_6_2, {test_6_2_chapter, test_6_2_random}},
         {"6.3", "the gradient of a weight shared by the batch", 2, probe_6_3, {test_6_3_examples, test_6_3_random}},
         {"6.4", "bug hunt: scores for shared queries", 3, probe_6_4, {test_6_4_seed_002, test_6_4_random}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

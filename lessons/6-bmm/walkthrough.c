@@ -53,7 +53,8 @@ static void section_loop(Ctx *ctx) {
 static void shape_row(Ctx *ctx, const int64_t *a_shape, int a_rank, const int64_t *b_shape, int b_rank) {
     char sa[SHAPE_STR_MAX], sb[SHAPE_STR_MAX], so[SHAPE_STR_MAX];
     Tensor *c = tensor_matmul(tensor_zeros(ctx, a_shape, a_rank), tensor_zeros(ctx, b_shape, b_rank));
-    printf("  %-10s @ %-10s -> ", shape_format(a_shape, a_rank, sa, sizeof sa), shape_format(b_shape, b_rank, sb, sizeof sb));
+    printf("  %-10s @ %-10s -> ", shape_format(a_shape, a_rank, sa, sizeof sa),
+           shape_format(b_shape, b_rank, sb, sizeof sb));
     if (c) printf("%s\n", shape_format(c->shape, c->rank, so, sizeof so));
     else printf("error:\n      %s\n", tensor_error());
     tensor_clear_error();
@@ -100,7 +101,8 @@ static void section_shared_weight(Ctx *ctx) {
 }
 
 static void section_shapes(Ctx *ctx) {
-    heading("7.4 Batch dims broadcast by lesson 1's rule, dim by dim (the notes' fifth scenario first); vectors are promoted");
+    heading(
+        "7.4 Batch dims broadcast by lesson 1's rule, dim by dim (the notes' fifth scenario first); vectors are promoted");
     shape_row(ctx, DIMS(3, 1, 4, 2), DIMS(4, 2, 5));
     shape_row(ctx, DIMS(3, 4, 2), DIMS(4, 2, 5));
     shape_row(ctx, DIMS(2, 3), DIMS(4, 5));
@@ -137,15 +139,16 @@ static void print_batches(const char *label, const float *c, int64_t b, int64_t 
 static void section_case_study(Ctx *ctx) {
     heading("7.6 Seed 002's case: shared queries expanded to 4 batches, then @ per-batch keys");
     const int64_t b = 4, m = 2, k = 3, n = 5;
-    Tensor *queries = arange(ctx, DIMS(1, m, k), 1.0f);          /* 0..5 */
-    Tensor *keys = arange(ctx, DIMS(b, k, n), 0.01f);            /* 0..59 times 0.01 */
-    Tensor *q = tensor_expand(queries, DIMS(b, m, k));            /* batch stride 0 */
+    Tensor *queries = arange(ctx, DIMS(1, m, k), 1.0f); /* 0..5 */
+    Tensor *keys = arange(ctx, DIMS(b, k, n), 0.01f);   /* 0..59 times 0.01 */
+    Tensor *q = tensor_expand(queries, DIMS(b, m, k));  /* batch stride 0 */
     char st[SHAPE_STR_MAX];
     printf("  q = expand(queries, (4,2,3)): strides %s\n", shape_format(q->strides, q->rank, st, sizeof st));
     Tensor *scores = tensor_matmul(q, keys);
     Tensor *reference = tensor_matmul(tensor_contiguous(q), keys);
     float diff = 0.0f;
-    for (int64_t t = 0; t < b * m * n; t++) diff = fmaxf(diff, fabsf(tensor_data(scores)[t] - tensor_data(reference)[t]));
+    for (int64_t t = 0; t < b * m * n; t++)
+        diff = fmaxf(diff, fabsf(tensor_data(scores)[t] - tensor_data(reference)[t]));
     print_batches("the library, q @ keys:", tensor_data(scores), b, m, n);
     printf("  max |difference| from contiguous(q) @ keys: %g\n", (double)diff);
 
@@ -160,18 +163,20 @@ static void section_case_study(Ctx *ctx) {
     print_batches("the invalid fold into columns, one (2,3) @ (3,20) product:", wrong, b, m, n);
     float worst = 0.0f;
     for (int64_t t = 0; t < b * m * n; t++) worst = fmaxf(worst, fabsf(wrong[t] - tensor_data(reference)[t]));
-    printf("  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong; max |difference| %.8g\n",
-           (long long)written, (long long)b * m * n, zeros, bad, (long long)b * m * n, (double)worst);
+    printf(
+        "  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong; max |difference| %.8g\n",
+        (long long)written, (long long)b * m * n, zeros, bad, (long long)b * m * n, (double)worst);
 
     /* the valid fold, into rows: b shared across the batch, a's batch and rows merge */
-    Tensor *xs = arange(ctx, DIMS(b, m, k), 1.0f), *shared = tensor_expand(arange(ctx, DIMS(k, n), 0.01f), DIMS(b, k, n));
+    Tensor *xs = arange(ctx, DIMS(b, m, k), 1.0f),
+           *shared = tensor_expand(arange(ctx, DIMS(k, n), 0.01f), DIMS(b, k, n));
     Tensor *xt = tensor_as_strided(xs, DIMS(b, m, k), STRIDES(m * k, 1, m), 0); /* each batch transposed */
     printf("  the fold into rows applies to contiguous x (4,2,3) @ a shared (3,5): %s\n",
-           matmul_folds_into_rows(1, (const int64_t[]){b}, xs->strides, shared->strides, m, xs->strides[1])
-               ? "yes"
-               : "no");
+           matmul_folds_into_rows(1, (const int64_t[]){b}, xs->strides, shared->strides, m, xs->strides[1]) ? "yes"
+                                                                                                            : "no");
     printf("  ... and to a transposed x, whose batch and rows do not merge: %s\n",
-           matmul_folds_into_rows(1, (const int64_t[]){b}, xt->strides, shared->strides, m, xt->strides[1]) ? "yes" : "no");
+           matmul_folds_into_rows(1, (const int64_t[]){b}, xt->strides, shared->strides, m, xt->strides[1]) ? "yes"
+                                                                                                            : "no");
     printf("  ... and to shared queries @ per-batch keys: %s\n",
            matmul_folds_into_rows(1, (const int64_t[]){b}, q->strides, keys->strides, m, q->strides[1]) ? "yes" : "no");
 }
@@ -190,8 +195,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 6: batched matmul\n========================\n");
-    void (*sections[])(Ctx *) = {section_from_2d, section_chapter, section_backward, section_loop,
-                                 section_shapes, section_shared_weight, section_case_study};
+    void (*sections[])(Ctx *) = {section_from_2d, section_chapter,       section_backward,  section_loop,
+                                 section_shapes,  section_shared_weight, section_case_study};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;

@@ -72,10 +72,11 @@ static double torch_step_ms(int steps, char version[64], char blas[64], char bla
     if (!python || !*python) python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     const char *same_isa = torch_same_isa();
     char command[1024];
-    snprintf(command, sizeof command, "%s%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1", same_isa, python,
-             RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads, (long long)c->layers,
-             (long long)c->mlp, steps);
-    FILE *p = popen(command, "r"); /* NOLINT(cert-env33-c): runs the PyTorch baseline; the command is PYTHON and numbers */
+    snprintf(command, sizeof command, "%s%s lessons/7-train/torch_model.py %d %lld %lld %lld %lld %lld %d 2>&1",
+             same_isa, python, RUN_BATCH, (long long)c->context, (long long)c->width, (long long)c->heads,
+             (long long)c->layers, (long long)c->mlp, steps);
+    /* NOLINTNEXTLINE(cert-env33-c): runs the PyTorch baseline; the command is PYTHON and numbers */
+    FILE *p = popen(command, "r");
     if (!p) return snprintf(why, wsize, "cannot start %s", python), -1;
     char line[512];
     double best = -1, median;
@@ -85,8 +86,10 @@ static double torch_step_ms(int steps, char version[64], char blas[64], char bla
         if (sscanf(line, "torch_version %63s", version) == 1) continue;
         if (sscanf(line, "torch_blas %63s %255s", blas, blas_path) == 2) continue;
         if (strstr(line, "No module named"))
-            snprintf(why, wsize, "%s has no PyTorch: sudo apt-get install -y python3-torch (Debian, Ubuntu), or "
-                                 "pip install torch and PYTHON=that python", python);
+            snprintf(why, wsize,
+                     "%s has no PyTorch: sudo apt-get install -y python3-torch (Debian, Ubuntu), or "
+                     "pip install torch and PYTHON=that python",
+                     python);
         else if (strstr(line, "rror") || strstr(line, "can't open"))
             snprintf(why, wsize, "%.*s", (int)strcspn(line, "\n"), line);
     }
@@ -105,8 +108,9 @@ static double torch_step_ms(int steps, char version[64], char blas[64], char bla
  * each operand's gradient). */
 static double step_matmul_flops(const ModelConfig *c, int batch) {
     double t = (double)batch * (double)c->context, w = (double)c->width, mlp = (double)c->mlp;
-    double block = 4 * t * w * w + 2 * t * w * mlp +
-                   2 * (double)batch * (double)c->heads * (double)c->context * (double)c->context * (w / (double)c->heads);
+    double block =
+        4 * t * w * w + 2 * t * w * mlp +
+        2 * (double)batch * (double)c->heads * (double)c->context * (double)c->context * (w / (double)c->heads);
     return 3 * 2 * ((double)c->layers * block + t * w * (double)c->vocab);
 }
 
@@ -127,7 +131,8 @@ static double gemm_gflops(void) {
     Rng rng = rng_seeded(7);
     Product p = {tensor_zeros(ctx, (int64_t[]){N, N}, 2), tensor_zeros(ctx, (int64_t[]){N, N}, 2)};
     if (!p.a || !p.b) return ctx_free(ctx), -1;
-    for (int64_t i = 0; i < N * N; i++) tensor_data(p.a)[i] = rng_float(&rng, -1, 1), tensor_data(p.b)[i] = rng_float(&rng, -1, 1);
+    for (int64_t i = 0; i < N * N; i++)
+        tensor_data(p.a)[i] = rng_float(&rng, -1, 1), tensor_data(p.b)[i] = rng_float(&rng, -1, 1);
     ctx_mark(ctx);
     BenchTime t = bench_time(product, &p, 2, 10, 0.2);
     ctx_free(ctx);
@@ -154,7 +159,10 @@ int main(int argc, char **argv) {
     }
     ctx_mark(ctx);
     Step *s = calloc(1, sizeof *s);
-    *s = (Step){.m = &m, .w = &w, .rng = rng_seeded(1), .opt = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f}};
+    *s = (Step){.m = &m,
+                .w = &w,
+                .rng = rng_seeded(1),
+                .opt = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f}};
     const ModelConfig *c = &RUN_CONFIG;
     printf("model: %lld blocks, width %lld, %lld heads, context %lld, batch %d: %lld parameters, %d tokens a step\n",
            (long long)c->layers, (long long)c->width, (long long)c->heads, (long long)c->context, RUN_BATCH,
@@ -193,22 +201,24 @@ int main(int argc, char **argv) {
         else if (!strcmp(kernels_name(), "avx2"))
             printf("not a target with AVX2: our training step / PyTorch's, %.2f (the step is judged by its products' "
                    "time below: on some CPUs of this kind the products alone, at AVX2's peak, take more than %.2f of "
-                   "PyTorch's step)\n", ours_best / torch_best, TARGET_TORCH);
-        else
-            bench_target_at_most("our training step / PyTorch's", ours_best / torch_best, TARGET_TORCH);
+                   "PyTorch's step)\n",
+                   ours_best / torch_best, TARGET_TORCH);
+        else bench_target_at_most("our training step / PyTorch's", ours_best / torch_best, TARGET_TORCH);
     }
     /* how near the step is to its arithmetic: its products' FLOPs at the library's GEMM rate */
     double flops = step_matmul_flops(c, RUN_BATCH), rate = gemm_gflops();
     if (rate > 0) {
         double flop_ms = flops / (rate * 1e9) * 1e3;
         printf("\nthe step's matrix products: %.1f MFLOP; the library's GEMM (512^3, measured now): %.1f GFLOP/s, so "
-               "%.3f ms of products\n", flops / 1e6, rate, flop_ms);
+               "%.3f ms of products\n",
+               flops / 1e6, rate, flop_ms);
         printf("the step's time over its products' time: %.2f\n", ours_best / flop_ms);
         /* the products alone at this rate are the least a step can take: when they are already
          * past TARGET_TORCH of PyTorch's step, no work outside the GEMM can meet that target */
         if (torch_ok)
-            printf("the products' time alone over PyTorch's step: %.2f (no step of ours can go below it at this GEMM rate)\n",
-                   flop_ms / torch_best);
+            printf(
+                "the products' time alone over PyTorch's step: %.2f (no step of ours can go below it at this GEMM rate)\n",
+                flop_ms / torch_best);
         bench_target_at_most("training step / its matrix products' time", ours_best / flop_ms, TARGET_FLOPS);
     }
     free(s);

@@ -17,7 +17,9 @@ int64_t char_to_token(char c) {
     return c >= 'a' && c <= 'z' ? c - 'a' + 1 : -1;
 }
 
-char token_to_char(int64_t token) { return (char)(token == 0 ? '.' : token >= 1 && token <= 26 ? 'a' + token - 1 : '?'); }
+char token_to_char(int64_t token) {
+    return (char)(token == 0 ? '.' : token >= 1 && token <= 26 ? 'a' + token - 1 : '?');
+}
 
 /* ==== the words ============================================================================ */
 
@@ -49,7 +51,8 @@ int words_load(Words *w, const char *path, uint64_t seed) {
                                 strcmp(path, WORDS_DEFAULT_PATH) == 0
                                     ? ". The path is relative: run the program from the course's top directory, "
                                       "as make does, or name a word list with COURSE_WORDS=FILE"
-                                    : ""), -1;
+                                    : ""),
+               -1;
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     rewind(f);
@@ -85,7 +88,8 @@ int words_load(Words *w, const char *path, uint64_t seed) {
     w->n_words = unique;
     if (w->n_words < 10)
         return tensor_set_error("words_load: %s has %lld usable words (lowercase a-z), too few to split", path,
-                                (long long)w->n_words), -1;
+                                (long long)w->n_words),
+               -1;
     /* shuffle (Fisher-Yates) with the seed, then split 80/10/10 */
     Rng rng = rng_seeded(seed);
     for (int64_t i = w->n_words - 1; i > 0; i--) {
@@ -150,12 +154,16 @@ double bigram_loss(const Bigram *b, const TokenStream *s) {
 
 int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y) {
     if (!s || !rng || !x || !y || (!s->tokens && s->n > 0)) {
-        tensor_set_error("batch_sample: %s is NULL", !s ? "the stream" : !rng ? "the rng" : !x || !y ? "x or y" : "the stream's tokens");
+        tensor_set_error("batch_sample: %s is NULL", !s         ? "the stream"
+                                                     : !rng     ? "the rng"
+                                                     : !x || !y ? "x or y"
+                                                                : "the stream's tokens");
         return -1;
     }
     if (batch < 0 || t < 1 || s->n <= t) {
         tensor_set_error("batch_sample: a batch of %lld windows of T = %lld from a stream of %lld tokens "
-                         "(it needs B >= 0, T >= 1 and more than T tokens)", (long long)batch, (long long)t, (long long)s->n);
+                         "(it needs B >= 0, T >= 1 and more than T tokens)",
+                         (long long)batch, (long long)t, (long long)s->n);
         return -1;
     }
     for (int64_t b = 0; b < batch; b++) {
@@ -169,7 +177,10 @@ int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64
 
 double model_eval(Model *m, const TokenStream *s, int64_t batch, int64_t limit) {
     if (!m || !s || (!s->tokens && s->n > 0) || batch < 1) {
-        tensor_set_error("model_eval: %s", !m ? "the model is NULL" : !s ? "the stream is NULL" : batch < 1 ? "the batch must be >= 1" : "the stream's tokens are NULL");
+        tensor_set_error("model_eval: %s", !m          ? "the model is NULL"
+                                           : !s        ? "the stream is NULL"
+                                           : batch < 1 ? "the batch must be >= 1"
+                                                       : "the stream's tokens are NULL");
         return NAN;
     }
     int64_t n = limit > 0 && limit < s->n ? limit : s->n, t = m->config.context;
@@ -196,7 +207,10 @@ double model_eval(Model *m, const TokenStream *s, int64_t batch, int64_t limit) 
 
 int sample_word(Model *m, Rng *rng, char *out, int max_len) {
     if (!m || !rng || !out || max_len < 0) {
-        tensor_set_error("sample_word: %s", !m ? "the model is NULL" : !rng ? "the rng is NULL" : !out ? "out is NULL" : "max_len is negative");
+        tensor_set_error("sample_word: %s", !m     ? "the model is NULL"
+                                            : !rng ? "the rng is NULL"
+                                            : !out ? "out is NULL"
+                                                   : "max_len is negative");
         return -1;
     }
     int64_t t = m->config.context, context[1 << 10];
@@ -333,7 +347,8 @@ int model_load(Model *m, const char *path) {
     }
     if (!get(&io, &v, 4)) goto truncated;
     if (v != (uint64_t)m->n_params) {
-        tensor_set_error("%s: %s holds %llu parameters; this model has %d", op, path, (unsigned long long)v, m->n_params);
+        tensor_set_error("%s: %s holds %llu parameters; this model has %d", op, path, (unsigned long long)v,
+                         m->n_params);
         goto done;
     }
     /* read everything into a scratch copy first: a bad file leaves the model as it was */

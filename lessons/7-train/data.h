@@ -30,11 +30,11 @@ typedef struct {
 } TokenStream;
 
 typedef struct {
-    char **word;     /* every word kept (lowercased, a-z only, each once), in split order */
+    char **word; /* every word kept (lowercased, a-z only, each once), in split order */
     int64_t n_words;
-    int64_t read;    /* lines of the file, before filtering */
+    int64_t read;                 /* lines of the file, before filtering */
     TokenStream train, val, test; /* 80%, 10%, 10% of the shuffled words */
-    char *text;      /* the words' characters, owned */
+    char *text;                   /* the words' characters, owned */
 } Words;
 
 /* Reads the word list at path (WORDS_DEFAULT_PATH when NULL): every line lowercased, kept if it
@@ -60,7 +60,8 @@ double bigram_loss(const Bigram *b, const TokenStream *s);
 
 /* B windows of T + 1 tokens at random positions of s: x gets tokens 0..T-1 of each window
  * and y tokens 1..T (the next token of each), row-major (B, T). s must hold > T tokens. */
-int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x, int64_t *y); /* 0, or -1 with an error */
+int batch_sample(const TokenStream *s, int64_t batch, int64_t t, Rng *rng, int64_t *x,
+                 int64_t *y); /* 0, or -1 with an error */
 
 /* The model's mean cross-entropy over every adjacent pair of the first `limit` tokens of s (all
  * of them when limit <= 0), in windows of T, B at a time. Runs in m's ctx and frees what it made

@@ -34,8 +34,8 @@ static float normal(Rng *rng) {
     return sqrtf(-2.0f * logf(1.0f - u1)) * cosf(6.28318530718f * u2);
 }
 
-static Tensor *param(Model *m, const char *name, int layer, const int64_t *shape, int rank, float init_std,
-                     float fill, Rng *rng) {
+static Tensor *param(Model *m, const char *name, int layer, const int64_t *shape, int rank, float init_std, float fill,
+                     Rng *rng) {
     Tensor *p = tensor_requires_grad(tensor_zeros(m->ctx, shape, rank));
     if (!p || m->n_params == MODEL_MAX_PARAMS) return NULL;
     float *d = tensor_data(p);
@@ -97,9 +97,9 @@ Tensor *model_logits(Model *m, const int64_t *tokens, int64_t batch, int64_t t) 
     if (!m || !m->ctx) return tensor_set_error("%s: the model is NULL or not made (model_init)", op), NULL;
     const ModelConfig *c = &m->config;
     if (batch < 1 || t < 1 || t > c->context || !tokens)
-        return tensor_set_error("%s: tokens (B, T) = (%lld,%lld)%s: needs B >= 1 and 1 <= T <= %lld (the context)",
-                                op, (long long)batch, (long long)t, tokens ? "" : " given as NULL",
-                                (long long)c->context), NULL;
+        return tensor_set_error("%s: tokens (B, T) = (%lld,%lld)%s: needs B >= 1 and 1 <= T <= %lld (the context)", op,
+                                (long long)batch, (long long)t, tokens ? "" : " given as NULL", (long long)c->context),
+               NULL;
     /* token and position embeddings: lesson 5's gather, lesson 1's broadcast add */
     Tensor *tok = tensor_embedding(m->token_table, tokens, (const int64_t[]){batch, t}, 2); /* (B, T, C) */
     if (!tok) return NULL; /* a token outside 0..V-1: nothing else is made */
@@ -128,9 +128,12 @@ Tensor *model_loss(Model *m, const int64_t *tokens, const int64_t *targets, int6
         if (!targets) return tensor_set_error("model_loss: targets given as NULL"), NULL;
         for (int64_t i = 0; i < batch * t; i++)
             if (targets[i] < 0 || targets[i] >= m->config.vocab)
-                return tensor_set_error("model_loss: target %lld at position (%lld,%lld) is out of range for %lld classes "
-                                        "(valid: 0 to %lld)", (long long)targets[i], (long long)(i / t), (long long)(i % t),
-                                        (long long)m->config.vocab, (long long)m->config.vocab - 1), NULL;
+                return tensor_set_error(
+                           "model_loss: target %lld at position (%lld,%lld) is out of range for %lld classes "
+                           "(valid: 0 to %lld)",
+                           (long long)targets[i], (long long)(i / t), (long long)(i % t), (long long)m->config.vocab,
+                           (long long)m->config.vocab - 1),
+                       NULL;
     }
     Tensor *logits = model_logits(m, tokens, batch, t);
     if (!logits) return NULL;
@@ -167,12 +170,14 @@ int model_adamw_step(Model *m, const AdamW *opt) {
     if (!opt || !(opt->lr >= 0.0f) || !(opt->eps >= 0.0f) || !(opt->beta1 >= 0.0f && opt->beta1 < 1.0f) ||
         !(opt->beta2 >= 0.0f && opt->beta2 < 1.0f) || !(opt->weight_decay >= 0.0f))
         return tensor_set_error("%s: needs lr, eps and weight_decay >= 0 and betas in [0, 1)%s", op,
-                                opt ? "" : " (opt is NULL)"), -1;
+                                opt ? "" : " (opt is NULL)"),
+               -1;
     m->steps++;
     for (int i = 0; i < m->n_params; i++) {
         Tensor *p = m->params[i];
-        adamw_update(tensor_data(p), p->grad ? tensor_data(p->grad) : NULL, tensor_data(m->adam_m[i]), tensor_data(m->adam_v[i]),
-                     tensor_numel(p), m->steps, opt, p->rank == 2 ? opt->weight_decay : 0.0f);
+        adamw_update(tensor_data(p), p->grad ? tensor_data(p->grad) : NULL, tensor_data(m->adam_m[i]),
+                     tensor_data(m->adam_v[i]), tensor_numel(p), m->steps, opt,
+                     p->rank == 2 ? opt->weight_decay : 0.0f);
     }
     return 0;
 }

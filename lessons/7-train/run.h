@@ -18,17 +18,18 @@
 #define RUN_STEPS 4000
 #define RUN_EVAL_EVERY 250
 #define RUN_EVAL_TOKENS 16384 /* of the validation stream, at each evaluation; all of it at the end */
-static const ModelConfig RUN_CONFIG = {.vocab = WORDS_VOCAB, .context = 16, .width = 64, .heads = 4, .layers = 2, .mlp = 256};
+static const ModelConfig RUN_CONFIG = {
+    .vocab = WORDS_VOCAB, .context = 16, .width = 64, .heads = 4, .layers = 2, .mlp = 256};
 
 /* The learning rate of step s (from 1): a linear warm-up over the first 100 steps to 3e-3,
  * then a cosine down to a tenth of that at the last step. */
 float run_learning_rate(int64_t step, int64_t steps);
 
 typedef struct {
-    int64_t steps;      /* taken */
-    double seconds;     /* training alone, without the evaluations */
+    int64_t steps;  /* taken */
+    double seconds; /* training alone, without the evaluations */
     double tokens_per_second;
-    double train_loss;  /* the mean over the last RUN_EVAL_EVERY steps */
+    double train_loss; /* the mean over the last RUN_EVAL_EVERY steps */
 } RunResult;
 
 /* Trains m (made by model_init, with ctx_mark set after it) for `steps` steps on w's training

@@ -66,9 +66,9 @@ Tensor *ex7_3_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
  *                           float beta1, float beta2, float eps, float weight_decay) */
 #ifdef COURSE_RUNNER
 static void serve_7_4(Served *s) {
-    ex7_4_adamw_step(served_floats(s, 0), served_floats(s, 1), served_floats(s, 2), served_floats(s, 3), served_i64(s, 4),
-                     served_i64(s, 5), served_float(s, 6), served_float(s, 7), served_float(s, 8), served_float(s, 9),
-                     served_float(s, 10));
+    ex7_4_adamw_step(served_floats(s, 0), served_floats(s, 1), served_floats(s, 2), served_floats(s, 3),
+                     served_i64(s, 4), served_i64(s, 5), served_float(s, 6), served_float(s, 7), served_float(s, 8),
+                     served_float(s, 9), served_float(s, 10));
 }
 #else
 void ex7_4_adamw_step(float *param, const float *grad, float *m, float *v, int64_t n, int64_t step, float lr,
@@ -91,5 +91,6 @@ void ex7_4_adamw_step(float *param, const float *grad, float *m, float *v, int64
 #endif
 
 #ifdef COURSE_RUNNER
-const RunnerCall runner_calls[] = {{"7.1", serve_7_1}, {"7.2", serve_7_2}, {"7.3", serve_7_3}, {"7.4", serve_7_4}, {NULL, NULL}};
+const RunnerCall runner_calls[] = {
+    {"7.1", serve_7_1}, {"7.2", serve_7_2}, {"7.3", serve_7_3}, {"7.4", serve_7_4}, {NULL, NULL}};
 #endif

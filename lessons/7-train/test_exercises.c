@@ -36,8 +36,10 @@ static float max_abs(const float *v, int64_t n) {
  * composes the ops it was asked to. */
 static void expect_op(const Tensor *t, const char *function, const char *op, const char *exercise, const char *what) {
     ck_assert_msg(t != NULL, "exercise %s returned NULL: %s", exercise, tensor_error() ? tensor_error() : "(no error)");
-    ck_assert_msg(!strcmp(t->op, op), "exercise %s: %s should come from %s (the op \"%s\" on the tape), but it was made "
-                  "by the op \"%s\"", exercise, what, function, op, t->op);
+    ck_assert_msg(!strcmp(t->op, op),
+                  "exercise %s: %s should come from %s (the op \"%s\" on the tape), but it was made "
+                  "by the op \"%s\"",
+                  exercise, what, function, op, t->op);
 }
 
 /* True when the tape behind t records `op` anywhere (a walk over the inputs, at most `budget`
@@ -82,32 +84,43 @@ static void check_mask(int64_t t, const char *context) {
     char what[160];
     snprintf(what, sizeof what, "exercise 7.1%s: the (%lld, %lld) mask", context, (long long)t, (long long)t);
     for (int64_t i = n; i < n + OUTPUT_GUARD; i++)
-        ck_assert_msg(got[i] == MARK, "%s: wrote past the end of the mask: element %lld was written, but the mask has "
-                      "t * t = %lld floats (row r, column c is mask[r * t + c])", what, (long long)i, (long long)n);
+        ck_assert_msg(got[i] == MARK,
+                      "%s: wrote past the end of the mask: element %lld was written, but the mask has "
+                      "t * t = %lld floats (row r, column c is mask[r * t + c])",
+                      what, (long long)i, (long long)n);
     bool transposed = t > 1;
     for (int64_t r = 0; r < t; r++)
         for (int64_t c = 0; c < t; c++) transposed = transposed && got[r * t + c] == w[c * t + r];
-    ck_assert_msg(!transposed, "%s is the transpose of the causal mask: -inf belongs above the diagonal, at column c > "
-                  "row r (a later position, which row r must not see), and 0 on and below it", what);
+    ck_assert_msg(!transposed,
+                  "%s is the transpose of the causal mask: -inf belongs above the diagonal, at column c > "
+                  "row r (a later position, which row r must not see), and 0 on and below it",
+                  what);
     for (int64_t r = 0; r < t; r++)
         for (int64_t c = 0; c < t; c++) {
             float g = got[r * t + c];
             if (g == w[r * t + c]) continue;
-            ck_assert_msg(g != MARK, "%s: row %lld, column %lld was never written (it still holds %g from before the "
-                          "call): write all t * t cells", what, (long long)r, (long long)c, (double)MARK);
-            ck_assert_msg(r != c, "%s: row %lld, column %lld, on the diagonal, is %g, expected 0: a position may look at "
-                          "itself (0 where c <= r, -inf only where c > r)", what, (long long)r, (long long)c, (double)g);
+            ck_assert_msg(g != MARK,
+                          "%s: row %lld, column %lld was never written (it still holds %g from before the "
+                          "call): write all t * t cells",
+                          what, (long long)r, (long long)c, (double)MARK);
+            ck_assert_msg(r != c,
+                          "%s: row %lld, column %lld, on the diagonal, is %g, expected 0: a position may look at "
+                          "itself (0 where c <= r, -inf only where c > r)",
+                          what, (long long)r, (long long)c, (double)g);
             ck_assert_msg(!(c > r && isfinite(g) && g < -1.0f),
                           "%s: row %lld, column %lld is %g, expected -inf: write -INFINITY (math.h), not a large "
                           "negative number. With -inf the softmax gives a masked position a weight of exactly 0 "
                           "whatever the scores, and the library's softmax handles it (its max starts at -INFINITY, "
                           "docs/3-softmax.md); a finite stand-in is only as good as the scores are small beside it. "
-                          "causal_mask and PyTorch mask with -inf too", what, (long long)r, (long long)c, (double)g);
-            ck_assert_msg(c > r, "%s: row %lld, column %lld is %g, expected 0: column %lld <= row %lld is an earlier "
-                          "position, which row %lld may see", what, (long long)r, (long long)c, (double)g, (long long)c,
-                          (long long)r, (long long)r);
+                          "causal_mask and PyTorch mask with -inf too",
+                          what, (long long)r, (long long)c, (double)g);
+            ck_assert_msg(c > r,
+                          "%s: row %lld, column %lld is %g, expected 0: column %lld <= row %lld is an earlier "
+                          "position, which row %lld may see",
+                          what, (long long)r, (long long)c, (double)g, (long long)c, (long long)r, (long long)r);
             ck_abort_msg("%s: row %lld, column %lld is %g, expected -inf: column %lld > row %lld is a later position, "
-                         "masked", what, (long long)r, (long long)c, (double)g, (long long)c, (long long)r);
+                         "masked",
+                         what, (long long)r, (long long)c, (double)g, (long long)c, (long long)r);
         }
     EXPECT_OUTPUT(got, n, MARK, w, 0.0f, what);
 }
@@ -121,7 +134,8 @@ START_TEST(test_7_1_chapter) {
     const float inf = INFINITY;
     const float want[16] = {0, -inf, -inf, -inf, 0, 0, -inf, -inf, 0, 0, 0, -inf, 0, 0, 0, 0};
     check_mask(4, " (the chapter)");
-    EXPECT_ARRAY(got, want, 16, 0.0f, "exercise 7.1 (the chapter): the (4, 4) mask, [[0, -inf, -inf, -inf], [0, 0, "
+    EXPECT_ARRAY(got, want, 16, 0.0f,
+                 "exercise 7.1 (the chapter): the (4, 4) mask, [[0, -inf, -inf, -inf], [0, 0, "
                  "-inf, -inf], ...]");
     check_mask(2, "");
     check_mask(1, " (one position: [0])");
@@ -191,50 +205,59 @@ static void head_mistake(HeadVariant variant, int64_t c, int64_t d, char *buf, s
     double sqrt_d = sqrt((double)d);
     switch (variant) {
     case HEAD_NO_SCALE:
-        snprintf(buf, size, "the scores were not scaled: multiply q @ k^T by 1/sqrt(D), here 1/sqrt(%lld) = %g, before "
-                 "the mask and the softmax (unscaled, the scores grow with D and the softmax saturates)", (long long)d,
-                 1.0 / sqrt_d);
+        snprintf(buf, size,
+                 "the scores were not scaled: multiply q @ k^T by 1/sqrt(D), here 1/sqrt(%lld) = %g, before "
+                 "the mask and the softmax (unscaled, the scores grow with D and the softmax saturates)",
+                 (long long)d, 1.0 / sqrt_d);
         break;
     case HEAD_SCALE_1_OVER_D:
-        snprintf(buf, size, "the scores were scaled by 1/D = %g; the scale is 1/sqrt(D) = %g (it keeps the scores' "
-                 "variance near 1 when the entries of q and k have variance 1)", 1.0 / (double)d, 1.0 / sqrt_d);
+        snprintf(buf, size,
+                 "the scores were scaled by 1/D = %g; the scale is 1/sqrt(D) = %g (it keeps the scores' "
+                 "variance near 1 when the entries of q and k have variance 1)",
+                 1.0 / (double)d, 1.0 / sqrt_d);
         break;
     case HEAD_NO_MASK:
-        snprintf(buf, size, "there is no causal mask: each position also looked at the later ones. Add the (T, T) "
+        snprintf(buf, size,
+                 "there is no causal mask: each position also looked at the later ones. Add the (T, T) "
                  "causal mask (causal_mask(x->ctx, T)) to the scores before the softmax");
         break;
     case HEAD_MASK_TRANSPOSED:
-        snprintf(buf, size, "the mask is on the wrong side of the diagonal: position i looked at positions i..T-1 (the "
+        snprintf(buf, size,
+                 "the mask is on the wrong side of the diagonal: position i looked at positions i..T-1 (the "
                  "future) instead of 0..i. -inf goes where column > row, as in causal_mask");
         break;
     case HEAD_SOFTMAX_OVER_COLUMNS:
-        snprintf(buf, size, "the softmax normalized the columns of the scores instead of the rows: each row of the "
+        snprintf(buf, size,
+                 "the softmax normalized the columns of the scores instead of the rows: each row of the "
                  "weights (one query against every key) must sum to 1, which is what tensor_softmax_last_dim does "
                  "to the (T, T) scores as they are, with no transpose around it");
         break;
     case HEAD_SOFTMAX_OF_TRANSPOSE:
-        snprintf(buf, size, "the softmax was taken over the transposed scores (the columns of q @ k^T + mask): each "
+        snprintf(buf, size,
+                 "the softmax was taken over the transposed scores (the columns of q @ k^T + mask): each "
                  "row of the weights (one query against every key) must sum to 1, which is what "
                  "tensor_softmax_last_dim does to the (T, T) scores as they are, with no transpose");
         break;
     case HEAD_SCORES_TRANSPOSED:
-        snprintf(buf, size, "the scores are transposed: k @ q^T instead of q @ k^T. Row i of the scores is query i "
+        snprintf(buf, size,
+                 "the scores are transposed: k @ q^T instead of q @ k^T. Row i of the scores is query i "
                  "against every key");
         break;
     case HEAD_K_NOT_TRANSPOSED:
-        snprintf(buf, size, "the scores are q @ k, not q @ k^T: transpose k first (tensor_transpose(k, 0, 1)). T and "
+        snprintf(buf, size,
+                 "the scores are q @ k, not q @ k^T: transpose k first (tensor_transpose(k, 0, 1)). T and "
                  "D are equal here, so the shapes let it through");
         break;
     case HEAD_SCALE_1_OVER_SQRT_C:
-        snprintf(buf, size, "the scores were scaled by 1/sqrt(C) = %g, with C = %lld the width of x; the scale is "
+        snprintf(buf, size,
+                 "the scores were scaled by 1/sqrt(C) = %g, with C = %lld the width of x; the scale is "
                  "1/sqrt(D) = %g, with D = %lld the width of q and k (wq->shape[1], or q->shape[1])",
                  1.0 / sqrt((double)c), (long long)c, 1.0 / sqrt_d, (long long)d);
         break;
     case HEAD_K_FROM_WQ:
         snprintf(buf, size, "the scores are q @ q^T: k was computed from wq (k = x @ wq); k = x @ wk");
         break;
-    default:
-        snprintf(buf, size, "?");
+    default: snprintf(buf, size, "?");
     }
 }
 
@@ -250,7 +273,8 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
         const char *error = tensor_error() ? tensor_error() : "(no error recorded)";
         ck_abort_msg("%s: returned NULL: %s%s", what, error,
                      strstr(error, "matmul") ? ". (The scores are q @ k^T, (T, D) @ (D, T): tensor_transpose(k, 0, 1) "
-                                               "gives k^T)" : "");
+                                               "gives k^T)"
+                                             : "");
     }
     snprintf(message, sizeof message, "%s: the result (weights (T, T) @ v (T, D))", what);
     expect_shape_(got, DIMS(t, d), message, __FILE__, __LINE__);
@@ -262,7 +286,8 @@ static void check_head(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Rng *rng, 
     if (!values_close(got_values, tensor_data(want), n, 1e-4f)) {
         ck_assert_msg(!all_finite(tensor_data(want), n) || all_finite(got_values, n),
                       "%s: the result holds inf or nan: -inf reached the output. The mask goes on the scores, before "
-                      "the softmax, which turns each -inf into a weight of exactly 0", what);
+                      "the softmax, which turns each -inf into a weight of exactly 0",
+                      what);
         Tensor *plain[4] = {leaf_copy(x, false), leaf_copy(wq, false), leaf_copy(wk, false), leaf_copy(wv, false)};
         for (int variant = HEAD_RIGHT + 1; variant < HEAD_VARIANTS; variant++) {
             Tensor *wrong = head_variant(plain[0], plain[1], plain[2], plain[3], (HeadVariant)variant);
@@ -307,8 +332,9 @@ START_TEST(test_7_2_chapter) {
     Rng rng = rng_seeded(test_seed() + 72);
     check_head(x, wq, wk, wv, &rng, " (the chapter)");
     /* from PyTorch 1.13: torch.softmax(q @ k.T / 2 + mask, -1) @ v */
-    const float want[12] = {1, 2, 3, 4, -0.462117165f, 0.537882864f, 1.53788292f, 2.5378828f,
-                            -0.209547296f, 1.33700204f, 2.8835516f, 4.43010092f};
+    const float want[12] = {
+        1,           2,          3,          4, -0.462117165f, 0.537882864f, 1.53788292f, 2.5378828f, -0.209547296f,
+        1.33700204f, 2.8835516f, 4.43010092f};
     EXPECT_VALUES_ARRAY(ex7_2_attention_head(x, wq, wk, wv), want, 12, 1e-5f,
                         "exercise 7.2 (the chapter): the head's output, against PyTorch's");
 }
@@ -395,8 +421,8 @@ static void layer_norm_variant(const float *x, int64_t rows, int64_t c, int64_t 
             int64_t at = start + j * step, col = at % c;
             double normed = (row[j * step] - (variant == LN_NOT_CENTERED ? 0.0 : mu)) / denominator;
             double y = variant == LN_GAMMA_BETA_SWAPPED ? normed * beta[col] + gamma[col]
-                       : variant == LN_NO_GAMMA_BETA   ? normed
-                                                       : normed * gamma[col] + beta[col];
+                       : variant == LN_NO_GAMMA_BETA    ? normed
+                                                        : normed * gamma[col] + beta[col];
             out[at] = (float)y;
         }
     }
@@ -407,8 +433,8 @@ static void layer_norm_variant(const float *x, int64_t rows, int64_t c, int64_t 
 static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, Rng *rng, const char *context) {
     char what[384], message[1024], s[SHAPE_STR_MAX];
     int64_t c = x->shape[x->rank - 1], n = tensor_numel(x), rows = c > 0 ? n / c : 0;
-    snprintf(what, sizeof what, "exercise 7.3%s: x of shape %s, eps %g", context, shape_format(x->shape, x->rank, s, sizeof s),
-             (double)eps);
+    snprintf(what, sizeof what, "exercise 7.3%s: x of shape %s, eps %g", context,
+             shape_format(x->shape, x->rank, s, sizeof s), (double)eps);
     Tensor *got = ex7_3_layer_norm(x, gamma, beta, eps);
     ck_assert_msg(got != NULL, "%s: returned NULL: %s", what, tensor_error() ? tensor_error() : "(no error recorded)");
     snprintf(message, sizeof message, "%s: the result (the shape of x)", what);
@@ -434,15 +460,19 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
              format_literal(tensor_data(x), x->shape, x->rank, xs, sizeof xs));
     EXPECT_VALUES_ARRAY(got, tensor_data(want), n, 1e-4f, message);
 
-    ck_assert_msg(got->requires_grad, "%s: the values are right, but the result does not require grad: it was not "
+    ck_assert_msg(got->requires_grad,
+                  "%s: the values are right, but the result does not require grad: it was not "
                   "computed from x, gamma and beta by the library's ops, so backward cannot reach them. Values written "
                   "into a new tensor by a loop have no backward (their gradients would be zero): compose "
-                  "tensor_mean_axis, tensor_sub, tensor_mul, tensor_add_scalar, tensor_pow_scalar and tensor_add", what);
+                  "tensor_mean_axis, tensor_sub, tensor_mul, tensor_add_scalar, tensor_pow_scalar and tensor_add",
+                  what);
     int budget = 10000;
-    ck_assert_msg(!tape_uses(got, "layer_norm", &budget), "%s: the values are right, but they come from "
+    ck_assert_msg(!tape_uses(got, "layer_norm", &budget),
+                  "%s: the values are right, but they come from "
                   "tensor_layer_norm, the library's op (\"layer_norm\" on the tape): the exercise is to build layer "
                   "norm from lessons 1 and 2's ops: compose tensor_mean_axis, tensor_sub, tensor_mul, "
-                  "tensor_add_scalar, tensor_pow_scalar and tensor_add", what);
+                  "tensor_add_scalar, tensor_pow_scalar and tensor_add",
+                  what);
     Tensor *u = random_tensor(test_ctx, rng, got->shape, got->rank, -1, 1);
     Tensor *inputs[3] = {x, gamma, beta};
     for (int i = 0; i < 3; i++) tensor_zero_grad(inputs[i]);
@@ -458,7 +488,8 @@ static void check_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps, 
         ck_assert_msg(!(max_abs(g, m) == 0.0f && max_abs(expected, m) > 1e-3f),
                       "%s: the gradient of %s came back all zero: part of the result was computed off the tape (a "
                       "loop writing values into a tensor has no backward, so nothing flows back through it). Build "
-                      "every step from the library's ops", what, names[i]);
+                      "every step from the library's ops",
+                      what, names[i]);
         snprintf(message, sizeof message, "%s: the gradient of %s, upstream %s", what, names[i], us);
         EXPECT_VALUES_ARRAY(tensor_grad(inputs[i]), expected, m, 1e-4f, message);
     }
@@ -472,7 +503,7 @@ START_TEST(test_7_3_chapter) {
     Rng rng = rng_seeded(test_seed() + 73);
     check_layer_norm(x, gamma, beta, 1e-5f, &rng, " (the chapter)");
     /* from PyTorch 1.13: torch.nn.functional.layer_norm(x, (4,), gamma, beta, eps=1e-5) */
-    const float want[8] = {-1.34163547f, 0.0527881384f, 0.894423604f, -0.329182267f,
+    const float want[8] = {-1.34163547f,  0.0527881384f,  0.894423604f, -0.329182267f,
                            -0.577349305f, -0.0773493052f, -1.15469861f, -0.133976042f};
     EXPECT_VALUES_ARRAY(ex7_3_layer_norm(x, gamma, beta, 1e-5f), want, 8, 1e-5f,
                         "exercise 7.3 (the chapter): x = [[1, 2, 3, 4], [2, 2, 2, 6]], gamma = [1, 1, 2, 0.5], "
@@ -517,9 +548,10 @@ START_TEST(test_7_3_gradcheck) {
                              tensor_requires_grad(random_tensor(test_ctx, &rng, &shapes[k][1], 1, 0.5f, 2)),
                              tensor_requires_grad(random_tensor(test_ctx, &rng, &shapes[k][1], 1, -1, 1))};
         char what[256], s[SHAPE_STR_MAX];
-        snprintf(what, sizeof what, "exercise 7.3: gradcheck of your layer norm at x of shape %s, eps %g (inputs 0, 1, 2 "
-                 "are x, gamma, beta; COURSE_SEED=%llu)", shape_format(shapes[k], 2, s, sizeof s), (double)eps[k],
-                 (unsigned long long)seed);
+        snprintf(what, sizeof what,
+                 "exercise 7.3: gradcheck of your layer norm at x of shape %s, eps %g (inputs 0, 1, 2 "
+                 "are x, gamma, beta; COURSE_SEED=%llu)",
+                 shape_format(shapes[k], 2, s, sizeof s), (double)eps[k], (unsigned long long)seed);
         EXPECT_GRADCHECK(layer_norm_of, &eps[k], inputs, 3, what);
     }
 }
@@ -579,7 +611,8 @@ static void adamw_variant(AdamVariant variant, float *p, const float *g, float *
         else if (variant != ADAM_DECAY_AFTER) p[i] -= h->lr * h->weight_decay * p[i];
         m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * gi;
         v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * gi * gi;
-        float denominator = variant == ADAM_EPS_INSIDE_SQRT ? sqrtf(v[i] / bias2 + h->eps) : sqrtf(v[i] / bias2) + h->eps;
+        float denominator =
+            variant == ADAM_EPS_INSIDE_SQRT ? sqrtf(v[i] / bias2 + h->eps) : sqrtf(v[i] / bias2) + h->eps;
         p[i] -= h->lr * (m[i] / bias1) / denominator;
         if (variant == ADAM_DECAY_AFTER) p[i] -= h->lr * h->weight_decay * p[i];
     }
@@ -604,13 +637,20 @@ static void expect_guard(const float *buf, int64_t n, float marker, const char *
 typedef struct {
     int64_t n;
     Hyper h;
-    float *param, *grad, *m, *v;         /* the exercise's, guarded */
-    float *ref_param, *ref_m, *ref_v;    /* the library's */
+    float *param, *grad, *m, *v;      /* the exercise's, guarded */
+    float *ref_param, *ref_m, *ref_v; /* the library's */
 } Adam;
 
 static Adam adam_new(const float *param, const float *m, const float *v, int64_t n, Hyper h) {
-    Adam a = {n, h, guarded_buffer(n, MARK), guarded_buffer(n, NAN), guarded_buffer(n, MARK), guarded_buffer(n, MARK),
-              copy_of(param, n), copy_of(m, n), copy_of(v, n)};
+    Adam a = {n,
+              h,
+              guarded_buffer(n, MARK),
+              guarded_buffer(n, NAN),
+              guarded_buffer(n, MARK),
+              guarded_buffer(n, MARK),
+              copy_of(param, n),
+              copy_of(m, n),
+              copy_of(v, n)};
     for (int64_t i = 0; i < n; i++) a.param[i] = param[i], a.m[i] = m[i], a.v[i] = v[i];
     return a;
 }
@@ -633,8 +673,9 @@ static void adam_step(Adam *a, const float *g, int64_t step, const char *context
     ex7_4_adamw_step(a->param, a->grad, a->m, a->v, n, step, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay);
 
     char what[384], message[1024], gs[256];
-    snprintf(what, sizeof what, "exercise 7.4%s: step %lld (lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g), n %lld",
-             context, (long long)step, (double)h->lr, (double)h->beta1, (double)h->beta2, (double)h->eps,
+    snprintf(what, sizeof what,
+             "exercise 7.4%s: step %lld (lr %g, beta1 %g, beta2 %g, eps %g, weight_decay %g), n %lld", context,
+             (long long)step, (double)h->lr, (double)h->beta1, (double)h->beta2, (double)h->eps,
              (double)h->weight_decay, (long long)n);
     expect_guard(a->param, n, MARK, what, "param");
     expect_guard(a->m, n, MARK, what, "m");
@@ -650,8 +691,10 @@ static void adam_step(Adam *a, const float *g, int64_t step, const char *context
             free(p), free(m), free(v);
         }
     }
-    snprintf(message, sizeof message, "%s: param (grad is followed by nan: a nan here means a read past its end), "
-             "grad %s", what, format_floats(g, n, gs, sizeof gs));
+    snprintf(message, sizeof message,
+             "%s: param (grad is followed by nan: a nan here means a read past its end), "
+             "grad %s",
+             what, format_floats(g, n, gs, sizeof gs));
     EXPECT_ARRAY(a->param, a->ref_param, n, tol, message);
 
     /* the moments: kept from step to step, as they are (not bias-corrected) */
@@ -663,12 +706,17 @@ static void adam_step(Adam *a, const float *g, int64_t step, const char *context
         if (values_close(got, want, n, tol)) continue;
         float *corrected = copy_of(want, n);
         for (int64_t i = 0; i < n; i++) corrected[i] /= k == 0 ? bias1 : bias2;
-        ck_assert_msg(!values_close(got, corrected, n, tol), "%s: %s holds the bias-corrected %s (divided by 1 - beta%d^step): "
+        ck_assert_msg(!values_close(got, corrected, n, tol),
+                      "%s: %s holds the bias-corrected %s (divided by 1 - beta%d^step): "
                       "keep the moment itself in %s, and correct a copy of it for the update, or the next step starts "
-                      "from the wrong moment", what, names[k], k == 0 ? "mhat" : "vhat", k + 1, names[k]);
-        ck_assert_msg(!(n > 0 && values_close(got, before, n, 0.0f)), "%s: %s was not updated: it carries the moment to the "
-                      "next step, so write it back (%s)", what, names[k],
-                      k == 0 ? "m[i] = beta1 * m[i] + (1 - beta1) * grad[i]" : "v[i] = beta2 * v[i] + (1 - beta2) * grad[i]^2");
+                      "from the wrong moment",
+                      what, names[k], k == 0 ? "mhat" : "vhat", k + 1, names[k]);
+        ck_assert_msg(!(n > 0 && values_close(got, before, n, 0.0f)),
+                      "%s: %s was not updated: it carries the moment to the "
+                      "next step, so write it back (%s)",
+                      what, names[k],
+                      k == 0 ? "m[i] = beta1 * m[i] + (1 - beta1) * grad[i]"
+                             : "v[i] = beta2 * v[i] + (1 - beta2) * grad[i]^2");
         free(corrected);
         snprintf(message, sizeof message, "%s: the moment %s after the step, grad %s", what, names[k], gs);
         EXPECT_ARRAY(got, want, n, tol, message);
@@ -695,7 +743,8 @@ START_TEST(test_7_4_pytorch) {
     for (int s = 0; s < 3; s++) {
         adam_step(&a, grads[s], s + 1, " (PyTorch's example)");
         char what[160];
-        snprintf(what, sizeof what, "exercise 7.4 (PyTorch's example): after step %d, against torch.optim.AdamW's", s + 1);
+        snprintf(what, sizeof what, "exercise 7.4 (PyTorch's example): after step %d, against torch.optim.AdamW's",
+                 s + 1);
         char which[200];
         snprintf(which, sizeof which, "%s param", what);
         EXPECT_ARRAY(a.param, torch_p[s], 4, 1e-5f, which);
@@ -744,11 +793,13 @@ START_TEST(test_7_4_random) {
 END_TEST
 
 int main(int argc, char **argv) {
+    /* clang-format off */
     const Exercise exercises[] = {
         {"7.1", "the causal mask", 2, probe_7_1, {test_7_1_chapter, test_7_1_sizes}},
         {"7.2", "one causal attention head from library ops", 4, probe_7_2, {test_7_2_chapter, test_7_2_random}},
         {"7.3", "layer norm from means and broadcasts", 3, probe_7_3, {test_7_3_chapter, test_7_3_random, test_7_3_gradcheck}},
         {"7.4", "one AdamW step, as PyTorch takes it", 3, probe_7_4, {test_7_4_pytorch, test_7_4_random}},
     };
+    /* clang-format on */
     return run_exercise_tests(argc, argv, exercises, (int)(sizeof exercises / sizeof exercises[0]));
 }

@@ -78,10 +78,7 @@ END_TEST
 
 /* ==== GELU ================================================================================= */
 
-static Tensor *gelu_fn(Tensor *const *in, void *arg) {
-    (void)arg;
-    return tensor_gelu(in[0]);
-}
+static Tensor *gelu_fn(Tensor *const *in, void *arg) { return (void)arg, tensor_gelu(in[0]); }
 
 START_TEST(test_gelu) {
     /* PyTorch 1.13, F.gelu(x, approximate="tanh") */
@@ -139,11 +136,13 @@ static Tensor *layer_norm_fn(Tensor *const *in, void *arg) {
 
 START_TEST(test_layer_norm) {
     Tensor *x = tensor_from(test_ctx, DIMS(2, 4), VALUES(1, 2, 3, 4, -2, 0, 2, 8));
-    Tensor *gain = tensor_from(test_ctx, DIMS(4), VALUES(1, 2, 1, 1)), *bias = tensor_from(test_ctx, DIMS(4), VALUES(0, 0, 0, 10));
+    Tensor *gain = tensor_from(test_ctx, DIMS(4), VALUES(1, 2, 1, 1)),
+           *bias = tensor_from(test_ctx, DIMS(4), VALUES(0, 0, 0, 10));
     /* PyTorch 1.13: F.layer_norm(x, (4,), gain, bias, 1e-5) */
     EXPECT_VALUES(EXPECT_OK(tensor_layer_norm(x, gain, bias, 1e-5f)),
                   VALUES(-1.34163547f, -0.894423664f, 0.44721183f, 11.3416357f, -1.06904387f, -1.06904387f, 0.0f,
-                         11.6035795f), 1e-5f, "layer_norm of [[1,2,3,4],[-2,0,2,8]]");
+                         11.6035795f),
+                  1e-5f, "layer_norm of [[1,2,3,4],[-2,0,2,8]]");
     Rng rng = rng_seeded(test_seed());
     Tensor *in[] = {tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 3, 5), -2, 2)),
                     tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(5), 0.5f, 1.5f)),
@@ -212,9 +211,16 @@ START_TEST(test_linear_matches_composition) {
     const int64_t shapes[CASES][4] = {/* rows of x (B, T), K, N */
                                       {4, 16, 64, 48}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7},
                                       {1, 1, 9, 4},    {2, 3, 0, 4}, {1, 5, 5, 5}, {2, 3, 5, 7}, {0, 3, 5, 7}};
-    const char *what[CASES] = {"x (4,16,64) @ w (64,48) + b", "x (2,3,5) @ w (5,7), no bias", "a transposed view x",
-                               "a transposed view w", "b a strided view", "a 1-D x (9,)", "K = 0",
-                               "x (5,5), which is also w", "w walked backwards (negative strides)", "no rows"};
+    const char *what[CASES] = {"x (4,16,64) @ w (64,48) + b",
+                               "x (2,3,5) @ w (5,7), no bias",
+                               "a transposed view x",
+                               "a transposed view w",
+                               "b a strided view",
+                               "a 1-D x (9,)",
+                               "K = 0",
+                               "x (5,5), which is also w",
+                               "w walked backwards (negative strides)",
+                               "no rows"};
     const char *names[] = {"the values", "x's gradient", "w's gradient", "b's gradient"};
     for (int c = 0; c < CASES; c++) {
         const int64_t *d = shapes[c];
@@ -235,8 +241,9 @@ START_TEST(test_linear_matches_composition) {
                 w = tensor_as_strided(tensor_contiguous(w), DIMS(d[2], d[3]), STRIDES(-d[3], -1), d[2] * d[3] - 1);
             Tensor **t = in[way];
             t[0] = tensor_requires_grad(x), t[1] = tensor_requires_grad(w), t[2] = tensor_requires_grad(b);
-            results[way] = way ? EXPECT_OK(bias ? tensor_add(tensor_matmul(t[0], t[1]), t[2]) : tensor_matmul(t[0], t[1]))
-                               : EXPECT_OK(tensor_linear(t[0], t[1], bias ? t[2] : NULL));
+            results[way] =
+                way ? EXPECT_OK(bias ? tensor_add(tensor_matmul(t[0], t[1]), t[2]) : tensor_matmul(t[0], t[1]))
+                    : EXPECT_OK(tensor_linear(t[0], t[1], bias ? t[2] : NULL));
             Tensor *up = random_tensor(test_ctx, &rng, results[way]->shape, results[way]->rank, -1, 1);
             ck_assert_int_eq(tensor_backward_from(results[way], up), 0);
         }
@@ -298,7 +305,8 @@ START_TEST(test_attention) {
     Tensor *w = tensor_softmax_last_dim(
         tensor_add(tensor_mul_scalar(tensor_matmul(q, tensor_transpose(k, -1, -2)), 1.0f / sqrtf((float)c)), arg.mask));
     Tensor *want = tensor_add(tensor_matmul(tensor_matmul(w, v), in[4]), in[5]);
-    EXPECT_VALUES_ARRAY(y, tensor_data(want), b * t * c, 1e-5f, "one head against softmax(q k^T / sqrt(C) + mask) v wo + bo");
+    EXPECT_VALUES_ARRAY(y, tensor_data(want), b * t * c, 1e-5f,
+                        "one head against softmax(q k^T / sqrt(C) + mask) v wo + bo");
     ck_assert_ptr_null(tensor_attention(in[0], in[1], in[2], in[3], in[4], in[5], arg.mask, 3));
     EXPECT_ERROR("divisible by the 3 heads", "3 heads for a width of 4");
 }
@@ -308,8 +316,10 @@ END_TEST
 static Tensor *attention_heads_composed(Tensor *q, Tensor *k, Tensor *v, Tensor *mask, int64_t heads) {
     int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2], d = c / heads;
     Tensor *split[3], *in[3] = {q, k, v};
-    for (int i = 0; i < 3; i++) split[i] = tensor_permute(tensor_reshape(in[i], DIMS(b, t, heads, d)), AXES(0, 2, 1, 3));
-    Tensor *scores = tensor_mul_scalar(tensor_matmul(split[0], tensor_transpose(split[1], -1, -2)), 1.0f / sqrtf((float)d));
+    for (int i = 0; i < 3; i++)
+        split[i] = tensor_permute(tensor_reshape(in[i], DIMS(b, t, heads, d)), AXES(0, 2, 1, 3));
+    Tensor *scores =
+        tensor_mul_scalar(tensor_matmul(split[0], tensor_transpose(split[1], -1, -2)), 1.0f / sqrtf((float)d));
     Tensor *y = tensor_matmul(tensor_softmax_last_dim(tensor_add(scores, mask)), split[2]);
     return tensor_reshape(tensor_permute(y, AXES(0, 2, 1, 3)), DIMS(b, t, c));
 }
@@ -328,12 +338,16 @@ static Tensor *attention_heads_fn(Tensor *const *in, void *arg) {
 START_TEST(test_attention_heads_matches_composition) {
     enum { CASES = 8 };
     const int64_t sizes[CASES][4] = {/* B, T, C, H */
-                                     {2, 3, 4, 2},  {2, 16, 32, 2}, {3, 8, 16, 2}, {2, 16, 32, 2},
+                                     {2, 3, 4, 2},  {2, 16, 32, 2}, {3, 8, 16, 2},   {2, 16, 32, 2},
                                      {2, 8, 16, 2}, {1, 24, 48, 2}, {1, 64, 128, 2}, {1, 72, 16, 2}};
-    const char *what[CASES] = {"(2,3,4), 2 heads",          "(2,16,32), 2 heads",
-                               "(3,8,16), 2 heads, a mask of finite values", "(2,16,32), q = k = v",
-                               "(2,8,16), plus q after the op", "(1,24,48), 2 heads",
-                               "(1,64,128), 2 heads",        "(1,72,16), 2 heads (T past the fast kernel's 64)"};
+    const char *what[CASES] = {"(2,3,4), 2 heads",
+                               "(2,16,32), 2 heads",
+                               "(3,8,16), 2 heads, a mask of finite values",
+                               "(2,16,32), q = k = v",
+                               "(2,8,16), plus q after the op",
+                               "(1,24,48), 2 heads",
+                               "(1,64,128), 2 heads",
+                               "(1,72,16), 2 heads (T past the fast kernel's 64)"};
     const char *parts[] = {"the values", "q's gradient", "k's gradient", "v's gradient"};
     for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
         use_kernels(*mode);
@@ -344,9 +358,11 @@ START_TEST(test_attention_heads_matches_composition) {
             for (int way = 0; way < 2; way++) {
                 Rng rng = rng_seeded(test_seed() + (uint64_t)cs);
                 Tensor **x = in[way];
-                for (int i = 0; i < 3; i++) x[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(z[0], z[1], z[2]), -2, 2));
+                for (int i = 0; i < 3; i++)
+                    x[i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(z[0], z[1], z[2]), -2, 2));
                 if (same) x[1] = x[2] = x[0];
-                Tensor *mask = finite_mask ? random_tensor(test_ctx, &rng, DIMS(z[1], z[1]), -3, 3) : causal_mask(test_ctx, z[1]);
+                Tensor *mask =
+                    finite_mask ? random_tensor(test_ctx, &rng, DIMS(z[1], z[1]), -3, 3) : causal_mask(test_ctx, z[1]);
                 Tensor *up = random_tensor(test_ctx, &rng, DIMS(z[0], z[1], z[2]), -1, 1);
                 out[way] = way ? EXPECT_OK(attention_heads_composed(x[0], x[1], x[2], mask, z[3]))
                                : EXPECT_OK(tensor_attention_heads(x[0], x[1], x[2], mask, z[3]));
@@ -369,7 +385,8 @@ START_TEST(test_attention_heads_matches_composition) {
         Tensor *leaf[2][3];
         for (int way = 0; way < 2; way++) {
             Rng rng = rng_seeded(test_seed() + 99);
-            for (int i = 0; i < 3; i++) leaf[way][i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -2, 2));
+            for (int i = 0; i < 3; i++)
+                leaf[way][i] = tensor_requires_grad(random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -2, 2));
             Tensor *k = tensor_mul_scalar(leaf[way][1], 1.0f), *v = tensor_mul_scalar(leaf[way][2], 1.0f);
             Tensor *mask = causal_mask(test_ctx, 8), *up = random_tensor(test_ctx, &rng, DIMS(2, 8, 16), -1, 1);
             Tensor *y = way ? attention_heads_composed(leaf[way][0], k, v, mask, 2)
@@ -427,7 +444,8 @@ END_TEST
 static float *read_floats(FILE *f, int64_t n) {
     float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     ck_assert_ptr_nonnull(v);
-    for (int64_t i = 0; i < n; i++) ck_assert_msg(fscanf(f, "%f", &v[i]) == 1, "tests/golden/model.txt: a value is missing");
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(fscanf(f, "%f", &v[i]) == 1, "tests/golden/model.txt: a value is missing");
     return v;
 }
 
@@ -448,7 +466,8 @@ START_TEST(test_model_against_pytorch) {
     int steps;
     ck_assert_int_eq(fscanf(f, " #%*[^\n]"), 0);
     ck_assert_int_eq(fscanf(f, " config %lld %lld %lld %lld %lld %lld", (long long *)&c.vocab, (long long *)&c.context,
-                            (long long *)&c.width, (long long *)&c.heads, (long long *)&c.layers, (long long *)&c.mlp), 6);
+                            (long long *)&c.width, (long long *)&c.heads, (long long *)&c.layers, (long long *)&c.mlp),
+                     6);
     ck_assert_int_eq(fscanf(f, " batch %lld %lld", &b, &t), 2);
     int64_t *tokens = malloc((size_t)(2 * b * t) * sizeof *tokens), *targets = tokens + b * t;
     ck_assert_int_eq(fscanf(f, " tokens :"), 0);
@@ -462,7 +481,8 @@ START_TEST(test_model_against_pytorch) {
     for (int i = 0; i < m.n_params; i++) {
         int rank;
         ck_assert_int_eq(fscanf(f, " param %63s %d", name, &rank), 2);
-        ck_assert_msg(!strcmp(name, m.names[i]), "parameter %d is %s in the file and %s in the model", i, name, m.names[i]);
+        ck_assert_msg(!strcmp(name, m.names[i]), "parameter %d is %s in the file and %s in the model", i, name,
+                      m.names[i]);
         for (int d = 0; d < rank; d++) ck_assert_int_eq(fscanf(f, "%*d"), 0);
         ck_assert_int_eq(fscanf(f, " :"), 0);
         float *v = read_floats(f, tensor_numel(m.params[i]));
@@ -595,7 +615,8 @@ START_TEST(test_words) {
     TokenStream s = {(int64_t[]){0, 1, 2, 0, 1, 2, 0}, 7, 2};
     Bigram bg;
     bigram_fit(&bg, &s);
-    ck_assert_msg(fabs(bg.prob[0][1] - 3.0 / 29.0) < 1e-12 && fabs(bg.prob[3][5] - 1.0 / 27.0) < 1e-12, "bigram counts");
+    ck_assert_msg(fabs(bg.prob[0][1] - 3.0 / 29.0) < 1e-12 && fabs(bg.prob[3][5] - 1.0 / 27.0) < 1e-12,
+                  "bigram counts");
     double want = -(2 * log(3.0 / 29.0) + 2 * log(3.0 / 29.0) + 2 * log(3.0 / 29.0)) / 6.0;
     ck_assert_msg(fabs(bigram_loss(&bg, &s) - want) < 1e-12, "bigram loss %g, expected %g", bigram_loss(&bg, &s), want);
     /* batches: y is x moved on by one */
@@ -652,8 +673,9 @@ START_TEST(test_model_eval) {
     const int64_t batches[] = {1, 2, 3, 64};
     for (int k = 0; k < 4; k++) {
         double got = model_eval(&m, &s, batches[k], 0);
-        ck_assert_msg(fabs(got - sum / 10.0) < 1e-6, "model_eval in batches of %lld gave %g, the mean over every pair is %g",
-                      (long long)batches[k], got, sum / 10.0);
+        ck_assert_msg(fabs(got - sum / 10.0) < 1e-6,
+                      "model_eval in batches of %lld gave %g, the mean over every pair is %g", (long long)batches[k],
+                      got, sum / 10.0);
     }
 }
 END_TEST
@@ -713,7 +735,8 @@ START_TEST(test_checkpoint) {
     ck_assert_int_eq(file_size(path), size);
     ck_assert_int_eq(model_load(&b, path), 0);
     for (int i = 0; i < a.n_params; i++)
-        ck_assert_msg(!memcmp(tensor_data(a.params[i]), tensor_data(b.params[i]), (size_t)tensor_numel(a.params[i]) * 4),
+        ck_assert_msg(!memcmp(tensor_data(a.params[i]), tensor_data(b.params[i]),
+                              (size_t)tensor_numel(a.params[i]) * 4),
                       "%s differs after a save and a load", a.names[i]);
     ck_assert_int_eq(model_init(&b, test_ctx, &TINY, 6), 0);
     /* truncated anywhere: inside the magic, the version, the config, a rank, the floats, the hash */
@@ -739,7 +762,8 @@ START_TEST(test_checkpoint) {
     Model w;
     ck_assert_int_eq(model_init(&w, test_ctx, &wide, 5), 0);
     ck_assert_int_eq(model_save(&w, bad), 0);
-    expect_load_fails(&b, bad, "was saved from a model with width 16; this model has width 8", "another model's checkpoint");
+    expect_load_fails(&b, bad, "was saved from a model with width 16; this model has width 8",
+                      "another model's checkpoint");
     snprintf(bad, sizeof bad, "%s/missing.ckpt", dir);
     expect_load_fails(&b, bad, "model_load: cannot read", "a file that does not exist");
     ck_assert_int_eq(model_load(&b, NULL), -1);
@@ -769,8 +793,10 @@ START_TEST(test_short_training) {
         ctx_reset(test_ctx);
     }
     double after = model_eval(&m, &w.val, 64, 4096);
-    ck_assert_msg(before > 3.2 && after < 2.9, "150 steps of a tiny model took the validation loss from %.4f to %.4f; "
-                  "expected from about ln 27 = 3.30 to below 2.9", before, after);
+    ck_assert_msg(before > 3.2 && after < 2.9,
+                  "150 steps of a tiny model took the validation loss from %.4f to %.4f; "
+                  "expected from about ln 27 = 3.30 to below 2.9",
+                  before, after);
     char word[32];
     ck_assert_int_ge(sample_word(&m, &rng, word, 30), 0);
     words_free(&w);

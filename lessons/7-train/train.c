@@ -137,10 +137,11 @@ Tensor *tensor_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
     char s1[SHAPE_STR_MAX], s2[SHAPE_STR_MAX], s3[SHAPE_STR_MAX];
     if (!inputs_valid(op, INPUTS(x, gamma, beta))) return NULL;
     if (!is_row_vector(gamma, x) || !is_row_vector(beta, x) || x->shape[x->rank - 1] == 0)
-        return tensor_set_error("%s: x %s needs gamma and beta of shape (C,) for its last dim C > 0, got %s and %s",
-                                op, shape_format(x->shape, x->rank, s1, sizeof s1),
+        return tensor_set_error("%s: x %s needs gamma and beta of shape (C,) for its last dim C > 0, got %s and %s", op,
+                                shape_format(x->shape, x->rank, s1, sizeof s1),
                                 shape_format(gamma->shape, gamma->rank, s2, sizeof s2),
-                                shape_format(beta->shape, beta->rank, s3, sizeof s3)), NULL;
+                                shape_format(beta->shape, beta->rank, s3, sizeof s3)),
+               NULL;
     if (!(eps > 0.0f)) return tensor_set_error("%s: eps must be > 0, got %g", op, (double)eps), NULL;
     /* the kernels read rows of contiguous floats: a view is copied first (lesson 4) */
     Tensor *in[] = {tensor_contiguous(x), tensor_contiguous(gamma), tensor_contiguous(beta)};
@@ -169,8 +170,8 @@ static void linear_backward(Tensor *out) {
     if (gx) kernels()->matmul(g, n, 1, wd, w->strides[1], w->strides[0], gx, k, 1, rows, n, k, add_x);
     if (gw) kernels()->matmul(xd, 1, k, g, n, 1, gw, n, 1, k, rows, n, add_w);
     if (b && b->requires_grad)
-        kernels()->accumulate(2, (const int64_t[]){rows, n}, tensor_grad_data(b), (const int64_t[]){0, 1},
-                              g, (const int64_t[]){n, 1});
+        kernels()->accumulate(2, (const int64_t[]){rows, n}, tensor_grad_data(b), (const int64_t[]){0, 1}, g,
+                              (const int64_t[]){n, 1});
 }
 
 /* The reference kernel: out starts as b in every row, a copy from a stride-0 view of it (lesson
@@ -195,7 +196,8 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
         return tensor_set_error("%s: x %s @ w %s + b %s: needs x (..., K), w (K, N), b (N,)", op,
                                 shape_format(x->shape, x->rank, s1, sizeof s1),
                                 shape_format(w->shape, w->rank, s2, sizeof s2),
-                                b ? shape_format(b->shape, b->rank, s3, sizeof s3) : "NULL"), NULL;
+                                b ? shape_format(b->shape, b->rank, s3, sizeof s3) : "NULL"),
+               NULL;
     Tensor *in[] = {tensor_contiguous(x), w, b}; /* x's rows, one after another: a view is copied (lesson 4) */
     if (!in[0]) return NULL;
     int64_t k = w->shape[0], n = w->shape[1], rows = shape_numel(x->shape, x->rank - 1), shape[TENSOR_MAX_RANK];
@@ -213,8 +215,8 @@ Tensor *tensor_linear(Tensor *x, Tensor *w, Tensor *b) {
 /* The reference kernels: per batch, head and query row i, the scores against every key, lesson
  * 3's softmax of them (the max, the exps, their sum in double, one scale), and the rows of v
  * mixed by those weights. Row i of head h starts at column h*D of row i of q (and of k, v, y). */
-void attention_reference(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k,
-                         const float *v, const float *mask, float scale, float *weights, float *y) {
+void attention_reference(int64_t b, int64_t t, int64_t heads, int64_t d, const float *q, const float *k, const float *v,
+                         const float *mask, float scale, float *weights, float *y) {
     int64_t c = heads * d;
     for (int64_t bi = 0; bi < b; bi++)
         for (int64_t h = 0; h < heads; h++)
@@ -269,7 +271,8 @@ void attention_backward_reference(int64_t b, int64_t t, int64_t heads, int64_t d
                 const float *w = weights + ((bi * heads + h) * t + i) * t;
                 int64_t row_i = (bi * t + i) * c + h * d;
                 double dot = 0.0;
-                for (int64_t j = 0; j < t; j++) dot += (double)head_dot(gy + row_i, v + (bi * t + j) * c + h * d, d) * w[j];
+                for (int64_t j = 0; j < t; j++)
+                    dot += (double)head_dot(gy + row_i, v + (bi * t + j) * c + h * d, d) * w[j];
                 for (int64_t j = 0; j < t; j++) {
                     int64_t row_j = (bi * t + j) * c + h * d;
                     float ds = w[j] * (float)(head_dot(gy + row_i, v + row_j, d) - dot) * scale;
@@ -320,16 +323,19 @@ static bool heads_shapes_valid(const char *op, const Tensor *q, const Tensor *k,
         return tensor_set_error("%s: q, k and v must be one shape (B, T, C), got q %s, k %s, v %s", op,
                                 shape_format(q->shape, q->rank, s1, sizeof s1),
                                 shape_format(k->shape, k->rank, s2, sizeof s2),
-                                shape_format(v->shape, v->rank, s3, sizeof s3)), false;
+                                shape_format(v->shape, v->rank, s3, sizeof s3)),
+               false;
     int64_t b = q->shape[0], t = q->shape[1], c = q->shape[2];
     if (heads < 1 || c % heads != 0)
         return tensor_set_error("%s: C = %lld of q %s must split into %lld heads of equal width", op, (long long)c,
-                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)heads), false;
+                                shape_format(q->shape, q->rank, s1, sizeof s1), (long long)heads),
+               false;
     if (!mask_valid(op, mask, t, "q", q)) return false;
     double floats = (double)b * (double)heads * (double)t * (double)t;
     if (floats > (double)(INT64_MAX / 8) || floats > (double)(SIZE_MAX / sizeof(float)) - 1)
         return tensor_set_error("%s: the weights (B, H, T, T) = (%lld,%lld,%lld,%lld) are too many to hold", op,
-                                (long long)b, (long long)heads, (long long)t, (long long)t), false;
+                                (long long)b, (long long)heads, (long long)t, (long long)t),
+               false;
     return true;
 }
 
@@ -376,11 +382,14 @@ Tensor *tensor_attention(Tensor *x, Tensor *wq, Tensor *wk, Tensor *wv, Tensor *
     if (!inputs_valid(op, INPUTS(x, wq, wk, wv, wo, bo, mask))) return NULL;
     if (x->rank != 3 || heads < 1 || x->shape[2] % heads != 0)
         return tensor_set_error("%s: x must be (B, T, C) with C divisible by the %lld heads, got %s", op,
-                                (long long)heads, shape_format(x->shape, x->rank, s, sizeof s)), NULL;
+                                (long long)heads, shape_format(x->shape, x->rank, s, sizeof s)),
+               NULL;
     int64_t t = x->shape[1], c = x->shape[2];
-    if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x) || !shape_is(op, "wk", wk, "(C, C)", DIMS(c, c), "x", x) ||
-        !shape_is(op, "wv", wv, "(C, C)", DIMS(c, c), "x", x) || !shape_is(op, "wo", wo, "(C, C)", DIMS(c, c), "x", x) ||
-        !shape_is(op, "bo", bo, "(C,)", DIMS(c), "x", x) || !mask_valid(op, mask, t, NULL, NULL))
+    if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x) ||
+        !shape_is(op, "wk", wk, "(C, C)", DIMS(c, c), "x", x) ||
+        !shape_is(op, "wv", wv, "(C, C)", DIMS(c, c), "x", x) ||
+        !shape_is(op, "wo", wo, "(C, C)", DIMS(c, c), "x", x) || !shape_is(op, "bo", bo, "(C,)", DIMS(c), "x", x) ||
+        !mask_valid(op, mask, t, NULL, NULL))
         return NULL;
     /* q, k, v (B, T, C); the heads' composition of lessons 4, 6, 1 and 3 as one op (above) */
     Tensor *y = tensor_attention_heads(tensor_matmul(x, wq), tensor_matmul(x, wk), tensor_matmul(x, wv), mask, heads);

@@ -81,22 +81,22 @@ typedef struct {
 bool model_config_valid(const char *op, const ModelConfig *c);
 
 typedef struct {
-    Tensor *ln1_gain, *ln1_bias;    /* (C,) */
-    Tensor *wq, *wk, *wv, *wo;      /* (C, C) */
-    Tensor *bo;                     /* (C,) */
-    Tensor *ln2_gain, *ln2_bias;    /* (C,) */
-    Tensor *w_up, *b_up;            /* (C, M), (M,) */
-    Tensor *w_down, *b_down;        /* (M, C), (C,) */
+    Tensor *ln1_gain, *ln1_bias; /* (C,) */
+    Tensor *wq, *wk, *wv, *wo;   /* (C, C) */
+    Tensor *bo;                  /* (C,) */
+    Tensor *ln2_gain, *ln2_bias; /* (C,) */
+    Tensor *w_up, *b_up;         /* (C, M), (M,) */
+    Tensor *w_down, *b_down;     /* (M, C), (C,) */
 } ModelBlock;
 
 typedef struct {
     ModelConfig config;
-    Ctx *ctx;                      /* where the parameters and AdamW's state live */
-    Tensor *token_table;           /* (V, C) */
-    Tensor *position_table;        /* (T, C) */
+    Ctx *ctx;               /* where the parameters and AdamW's state live */
+    Tensor *token_table;    /* (V, C) */
+    Tensor *position_table; /* (T, C) */
     ModelBlock block[MODEL_MAX_LAYERS];
-    Tensor *lnf_gain, *lnf_bias;   /* (C,) */
-    Tensor *head_w, *head_b;       /* (C, V), (V,) */
+    Tensor *lnf_gain, *lnf_bias; /* (C,) */
+    Tensor *head_w, *head_b;     /* (C, V), (V,) */
     /* every parameter, in the order above (the checkpoint's order), with its name */
     Tensor *params[MODEL_MAX_PARAMS];
     char names[MODEL_MAX_PARAMS][24];

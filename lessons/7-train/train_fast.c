@@ -85,16 +85,22 @@ static void layer_norm_fast_rows(int64_t rows, int64_t c, const float *x, const 
     for (; r + 8 <= rows; r += 8, x += 8 * c, out += 8 * c) {
         vf8 acc[8];
         float mu[8], rstd[8];
-        SIMD_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
-        for (int64_t i = 0; i < c; i += 8)
-            SIMD_UNROLL for (int k = 0; k < 8; k++) sumf_add(&acc[k], vf8_load(x + k * c + i));
+        SIMD_UNROLL
+        for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+        for (int64_t i = 0; i < c; i += 8) {
+            SIMD_UNROLL
+            for (int k = 0; k < 8; k++) sumf_add(&acc[k], vf8_load(x + k * c + i));
+        }
         vf8_store(mu, sumf_totals8(acc) / (float)c);
-        SIMD_UNROLL for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
-        for (int64_t i = 0; i < c; i += 8)
-            SIMD_UNROLL for (int k = 0; k < 8; k++) {
+        SIMD_UNROLL
+        for (int k = 0; k < 8; k++) acc[k] = vf8_splat(0.0f);
+        for (int64_t i = 0; i < c; i += 8) {
+            SIMD_UNROLL
+            for (int k = 0; k < 8; k++) {
                 vf8 d = vf8_load(x + k * c + i) - mu[k];
                 sumf_add(&acc[k], d * d);
             }
+        }
         vf8 var = sumf_totals8(acc) / (float)c + eps, root;
         for (int k = 0; k < 8; k++) root[k] = sqrtf(var[k]); /* one vector square root (-fno-math-errno) */
         vf8_store(rstd, 1.0f / root);
@@ -196,8 +202,7 @@ static void adamw_fast(float *p, const float *g, float *m, float *v, int64_t n, 
 enum { ATTENTION_MAX = 64 };
 
 static bool attention_takes(int64_t t, int64_t d) {
-    return t > 0 && d > 0 && t % VFLOAT_LANES == 0 && d % VFLOAT_LANES == 0 && t <= ATTENTION_MAX &&
-           d <= ATTENTION_MAX;
+    return t > 0 && d > 0 && t % VFLOAT_LANES == 0 && d % VFLOAT_LANES == 0 && t <= ATTENTION_MAX && d <= ATTENTION_MAX;
 }
 
 /* out[o * os + lane] = (or += when add) the sum over p < n of a[o * ao + p * as] * b[p * bs +
@@ -206,12 +211,15 @@ static bool attention_takes(int64_t t, int64_t d) {
 SIMD_INLINE void weighted_rows(const float *a, int64_t ao, int64_t as, const float *b, int64_t bs, int64_t n,
                                float *out, int64_t os, bool add) {
     vfloat s[8];
-    SIMD_UNROLL for (int o = 0; o < 8; o++) s[o] = VFLOAT(splat)(0.0f);
+    SIMD_UNROLL
+    for (int o = 0; o < 8; o++) s[o] = VFLOAT(splat)(0.0f);
     for (int64_t p = 0; p < n; p++, a += as, b += bs) {
         vfloat bp = VFLOAT(load)(b);
-        SIMD_UNROLL for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
+        SIMD_UNROLL
+        for (int o = 0; o < 8; o++) s[o] += a[o * ao] * bp;
     }
-    SIMD_UNROLL for (int o = 0; o < 8; o++) VFLOAT(store)(out + o * os, add ? VFLOAT(load)(out + o * os) + s[o] : s[o]);
+    SIMD_UNROLL
+    for (int o = 0; o < 8; o++) VFLOAT(store)(out + o * os, add ? VFLOAT(load)(out + o * os) + s[o] : s[o]);
 }
 
 /* one head: q, k, v, y at its column h*D of row 0, rows c apart; w its (T, T) weights; mask_t
@@ -256,13 +264,14 @@ SIMD_INLINE void attention_head_backward(int64_t t, int64_t d, int64_t c, const 
     for (int64_t i = 0; i < t; i += L) { /* rows i .. i + L - 1, lane r row i + r */
         rows_to_columns(VFLOAT_LANES, w + i * t, t, t, w_t + i, t);
         rows_to_columns(VFLOAT_LANES, gy + i * c, c, d, gc, L);
-        for (int64_t j = 0; j < t; j += 8) weighted_rows(v + j * c, c, 1, gc, L, d, ds_t + j * t + i, t, false); /* dw */
+        for (int64_t j = 0; j < t; j += 8)
+            weighted_rows(v + j * c, c, 1, gc, L, d, ds_t + j * t + i, t, false); /* dw */
         VFLOAT(sumd) sums = {0}; /* each row's sum of w_ij dw_ij, in double */
         for (int64_t j = 0; j < t; j++)
             VFLOAT(sumd_add_products)(&sums, VFLOAT(load)(ds_t + j * t + i), VFLOAT(load)(w_t + j * t + i));
         vfloat dot = VFLOAT(sumd_lanes)(sums); /* dw - dot then in float, where the reference rounds after */
-        for (int64_t j = 0; j < t; j++)
-            VFLOAT(store)(ds_t + j * t + i, VFLOAT(load)(w_t + j * t + i) * (VFLOAT(load)(ds_t + j * t + i) - dot) * scale);
+        for (int64_t j = 0; j < t; j++) VFLOAT(store)
+        (ds_t + j * t + i, VFLOAT(load)(w_t + j * t + i) * (VFLOAT(load)(ds_t + j * t + i) - dot) * scale);
         if (gq) /* its rows i + r, eight at a time, L of their columns in lanes, as y's */
             for (int64_t r = 0; r < L; r += 8)
                 for (int64_t e = 0; e < d; e += L)
@@ -302,9 +311,8 @@ static void attention_backward_fast(int64_t b, int64_t t, int64_t heads, int64_t
     for (int64_t bi = 0; bi < b; bi++)
         for (int64_t h = 0; h < heads; h++) {
             int64_t at = bi * t * c + h * d;
-            attention_head_backward(t, d, c, q + at, k + at, v + at, weights + (bi * heads + h) * t * t, scale,
-                                    gy + at, gq ? gq + at : NULL, gk ? gk + at : NULL, gv ? gv + at : NULL,
-                                    accumulate);
+            attention_head_backward(t, d, c, q + at, k + at, v + at, weights + (bi * heads + h) * t * t, scale, gy + at,
+                                    gq ? gq + at : NULL, gk ? gk + at : NULL, gv ? gv + at : NULL, accumulate);
         }
 }
 

@@ -36,8 +36,8 @@ static void print_stream(const char *label, const TokenStream *s, int64_t n) {
 
 static void section_data(const Words *w, const char *path) {
     heading("1 The data: English words, one character at a time");
-    printf("  %s: %lld lines, %lld words kept (lowercased, a-z only, each once)\n", path,
-           (long long)w->read, (long long)w->n_words);
+    printf("  %s: %lld lines, %lld words kept (lowercased, a-z only, each once)\n", path, (long long)w->read,
+           (long long)w->n_words);
     printf("  split with seed %d: train %lld words (%lld tokens), validation %lld (%lld), test %lld (%lld)\n", RUN_SEED,
            (long long)w->train.words, (long long)w->train.n, (long long)w->val.words, (long long)w->val.n,
            (long long)w->test.words, (long long)w->test.n);
@@ -87,10 +87,19 @@ static void section_shapes(Model *m) {
            shape_format(logits->shape, logits->rank, s, sizeof s));
     static const struct {
         const char *op, *lesson;
-    } lessons[] = {{"gather_rows", "5 (embedding)"}, {"reshape", "4"}, {"add", "1 (broadcast)"},
-                   {"sub", "1 (broadcast)"}, {"mul", "1 (broadcast)"}, {"sum_axis", "2 (mean)"},
-                   {"pow_scalar", "1"}, {"matmul", "6"}, {"permute", "4"}, {"softmax_last_dim", "3"},
-                   {"gelu", "7 (new)"}, {"layer_norm", "7 (new)"}, {"linear", "7 (new)"},
+    } lessons[] = {{"gather_rows", "5 (embedding)"},
+                   {"reshape", "4"},
+                   {"add", "1 (broadcast)"},
+                   {"sub", "1 (broadcast)"},
+                   {"mul", "1 (broadcast)"},
+                   {"sum_axis", "2 (mean)"},
+                   {"pow_scalar", "1"},
+                   {"matmul", "6"},
+                   {"permute", "4"},
+                   {"softmax_last_dim", "3"},
+                   {"gelu", "7 (new)"},
+                   {"layer_norm", "7 (new)"},
+                   {"linear", "7 (new)"},
                    {"attention_heads", "7 (new: 4, 6, 1 and 3 as one op)"}};
     const char *seen[32];
     int count[32], n_seen = 0, total = 0;
@@ -121,8 +130,8 @@ static void section_layer_norm(Ctx *ctx) {
     tensor_print("  x", x);
     tensor_fprint(stdout, "  layer_norm(x)", y, "%.4f");
     Tensor *mean = tensor_mean_axis(y, -1, false), *var = tensor_mean_axis(tensor_mul(y, y), -1, false);
-    printf("  row means %.1e %.1e, row variances %.4f %.4f\n", (double)tensor_data(mean)[0], (double)tensor_data(mean)[1],
-           (double)tensor_data(var)[0], (double)tensor_data(var)[1]);
+    printf("  row means %.1e %.1e, row variances %.4f %.4f\n", (double)tensor_data(mean)[0],
+           (double)tensor_data(mean)[1], (double)tensor_data(var)[0], (double)tensor_data(var)[1]);
 }
 
 static void section_model(Model *m) {
@@ -146,8 +155,8 @@ static int64_t env_count(const char *name, int64_t lo, int64_t hi, int64_t fallb
     char *end;
     long long n = strtoll(text, &end, 10);
     if (*end || end == text || n < lo || n > hi) {
-        fprintf(stderr, "lesson 7: %s must be a number from %lld to %lld, got '%s'\n", name, (long long)lo, (long long)hi,
-                text);
+        fprintf(stderr, "lesson 7: %s must be a number from %lld to %lld, got '%s'\n", name, (long long)lo,
+                (long long)hi, text);
         exit(2);
     }
     return n;
@@ -179,8 +188,10 @@ int main(int argc, char **argv) {
     double initial = model_eval(&m, &w.val, RUN_BATCH * 4, along);
     printf("  validation loss at initialization: %.4f (ln 27 = %.4f: the model starts out nearly uniform)\n", initial,
            log(27.0));
-    printf("  AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1 on the matrices; learning rate %.0e after a warm-up "
-           "of 100 steps, cosine down to %.0e\n", (double)run_learning_rate(100, steps), (double)run_learning_rate(steps, steps));
+    printf(
+        "  AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1 on the matrices; learning rate %.0e after a warm-up "
+        "of 100 steps, cosine down to %.0e\n",
+        (double)run_learning_rate(100, steps), (double)run_learning_rate(steps, steps));
 
     heading("8 Training");
     char path[4096];
@@ -188,22 +199,26 @@ int main(int argc, char **argv) {
     FILE *curve = fopen(path, "w");
     if (!curve) fprintf(stderr, "lesson 7: cannot write %s; training without the loss curve\n", path);
     else fprintf(curve, "# step train_loss val_loss (val on the first %lld validation tokens)\n", (long long)along);
-    printf("  %lld steps of %d sequences of %lld characters\n", (long long)steps, RUN_BATCH, (long long)RUN_CONFIG.context);
+    printf("  %lld steps of %d sequences of %lld characters\n", (long long)steps, RUN_BATCH,
+           (long long)RUN_CONFIG.context);
     fflush(stdout);
     RunResult r;
     if (run_train(&m, &w, steps, along, curve, isatty(2), &r) < 0) fail("training");
     if (curve) fclose(curve);
-    printf("  %lld steps in %.1f s: %.0f tokens per second, %.2f ms per step (make lesson7 bench compares it with PyTorch)\n",
-           (long long)r.steps, r.seconds, r.tokens_per_second, 1e3 * r.seconds / (double)r.steps);
+    printf(
+        "  %lld steps in %.1f s: %.0f tokens per second, %.2f ms per step (make lesson7 bench compares it with PyTorch)\n",
+        (long long)r.steps, r.seconds, r.tokens_per_second, 1e3 * r.seconds / (double)r.steps);
     printf("  the loss curve: %s (make lesson7 plot draws it)\n", path);
 
     heading("9 The result against the baselines");
-    double val = model_eval(&m, &w.val, RUN_BATCH * 4, eval_tokens), test = model_eval(&m, &w.test, RUN_BATCH * 4, eval_tokens);
+    double val = model_eval(&m, &w.val, RUN_BATCH * 4, eval_tokens),
+           test = model_eval(&m, &w.test, RUN_BATCH * 4, eval_tokens);
     printf("  %-34s %s\n", "nats per character", "validation");
     printf("  %-34s %.4f\n", "uniform", log(27.0));
     printf("  %-34s %.4f\n", "bigram", bigram_val);
     printf("  %-34s %.4f   (train %.4f, test %.4f)\n", "the transformer", val, r.train_loss, test);
-    printf("  %s\n", val < bigram_val ? "the transformer beats the bigram" : "THE TRANSFORMER DOES NOT BEAT THE BIGRAM");
+    printf("  %s\n",
+           val < bigram_val ? "the transformer beats the bigram" : "THE TRANSFORMER DOES NOT BEAT THE BIGRAM");
 
     heading("10 Twenty new words (* marks the ones that are in the word list)");
     Rng rng = rng_seeded(RUN_SEED + 2);
