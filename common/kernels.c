@@ -1,8 +1,6 @@
 /*
- * kernels.c - the table of kernels (kernels.h): the one place that knows which CPU it runs on.
- * It asks the CPU which builds of the fast kernels it runs, and fills every entry with the
- * reference kernel or with the build that COURSE_KERNELS and the CPU choose, as BLIS fills its
- * context.
+ * kernels.c - the table of kernels (kernels.h), the one place that knows which CPU it runs on:
+ * each entry gets the reference or the build that COURSE_KERNELS and the CPU choose.
  */
 #include "kernels.h"
 
@@ -32,9 +30,11 @@ static int n_lessons;
 
 void kernels_register(const KernelsLesson *lesson) {
     if (lesson && n_lessons < MAX_LESSONS) lessons[n_lessons++] = lesson;
+    else if (lesson)
+        fprintf(stderr, "kernels_register: more than %d lessons; raise MAX_LESSONS in kernels.c\n", MAX_LESSONS);
 }
 
-/* Every entry that `from` sets, set in `to`. */
+/* Every entry that `from` sets, set in `to`: one line for each entry of Kernels (kernels.h). */
 static void take(Kernels *to, const Kernels *from) {
 #define TAKE(entry) \
     if (from->entry) to->entry = from->entry
@@ -86,9 +86,9 @@ const char *kernels_use(const char *setting) {
     if (!setting || !*setting || strcmp(setting, "native") == 0) {
         fill(build_if_runs("avx512", build_if_runs("avx2", 0)));
         setting_used = "native";
-    } else if (strcmp(setting, "avx2") == 0) {
-        fill(build_if_runs("avx2", 0));
-        setting_used = "avx2";
+    } else if (strcmp(setting, "avx2") == 0 || strcmp(setting, "avx512") == 0) {
+        fill(build_if_runs(setting, 0));
+        setting_used = strcmp(setting, "avx2") == 0 ? "avx2" : "avx512";
     } else if (strcmp(setting, "portable") == 0) {
         fill(0);
         setting_used = "portable";
@@ -97,18 +97,21 @@ const char *kernels_use(const char *setting) {
         setting_used = "reference";
         if (strcmp(setting, "reference") != 0 && !warned) {
             warned = true;
-            fprintf(stderr,
-                    "COURSE_KERNELS=%s is not one of reference, portable, native, avx2: running the reference loops\n",
-                    setting);
+            fprintf(
+                stderr,
+                "COURSE_KERNELS=%s is not one of reference, portable, native, avx2, avx512: running the reference loops\n",
+                setting);
         }
     }
     return kernels_name();
 }
 
-const char *kernels_setting(void) { return kernels(), setting_used; }
+const char *kernels_setting(void) {
+    kernels();
+    return setting_used;
+}
 
-/* Read once: the table is filled before any thread of the program's can ask (the course's
- * programs start none), and kernels_use is for tests and benchmarks. */
+/* Read once, before any thread can ask (the course's programs start none). */
 const Kernels *kernels(void) {
     if (!setting_used) kernels_use(getenv("COURSE_KERNELS"));
     return &table;

@@ -1,22 +1,19 @@
 /*
- * kernels.h - the seam between every op and its fast path (docs/0-foundations.md, "Reference
- * and fast paths: the seam").
- *
- * An op (in TOPIC.c) checks its inputs, works out the shape, allocates the result and records
- * the backward; the loop that computes the numbers is a kernel over arrays and strides, which
- * the op calls through the table below, never by name:
+ * kernels.h - the seam between every op and its fast path (docs/0-foundations.md). An op (in
+ * TOPIC.c) checks its inputs, allocates and records; the loop that computes the numbers is a
+ * kernel over arrays and strides, called through this table, never by name:
  *
  *     kernels()->binary(op, rank, shape, out, a, a_strides, b, b_strides);
  *
- * Each entry is the lesson's reference kernel (the chapter's loop, in TOPIC.c) or a build of
- * its fast kernel (TOPIC_fast.c, compiled once per build of the CPU family: common/simd.h). A
- * fast kernel hands an input it has no loop for to the reference kernel. Kernels trust their
- * arguments: the op has checked them. The table is filled once, at the first call, from the
- * environment variable COURSE_KERNELS:
- *   reference   every entry is the reference kernel: every op runs the chapter's loop
- *   portable    the portable build: the family's baseline (SSE2 on x86-64, NEON on aarch64)
- *   native      (or unset) the best build this CPU runs: avx512, avx2 or portable
- *   avx2        the avx2 build where the CPU runs it (what a CPU without AVX-512 runs)
+ * Each entry is a reference kernel (the chapter's plain loop) or one build of a fast kernel
+ * (TOPIC_fast.c, compiled once per build of the CPU family: common/simd.h), which hands the
+ * reference what it has no loop for. Kernels trust their arguments. The table is filled at the
+ * first call, from COURSE_KERNELS:
+ *   reference     every entry is the reference kernel: every op runs the chapter's loop
+ *   portable      the portable build: the family's baseline (SSE2 on x86-64, NEON on aarch64)
+ *   native        (or unset) the best build this CPU runs: avx512, avx2 or portable
+ *   avx2, avx512  that build, where the CPU runs it, else portable (avx2: what a CPU without
+ *                 AVX-512 runs); kernels_name() says which ran
  * Any other value is reported once on stderr and runs the reference.
  */
 #ifndef KERNELS_H
@@ -26,9 +23,8 @@
 #include <stdint.h>
 
 /* ==== the kinds of kernel ================================================================= */
-/* Letters as in the lessons. Every output array is contiguous unless it has strides. With
- * accumulate, a kernel adds (+=) into its output; without, it stores (=) over whatever the
- * output held, even nan: a BLAS's beta of 1 or 0. */
+/* Outputs are contiguous unless they have strides. With accumulate, a kernel adds (+=) into
+ * its output; without, it stores (=) over whatever it held, even nan (a BLAS's beta of 1, 0). */
 
 /* the core's strided_copy and strided_accumulate (tensor.h): dst[...] = (or +=) src[...] */
 typedef void StridedKernel(int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
@@ -38,14 +34,13 @@ typedef void StridedKernel(int rank, const int64_t *shape, float *dst, const int
 typedef void BinaryKernel(char op, int rank, const int64_t *shape, float *out, const float *a, const int64_t *a_strides,
                           const float *b, const int64_t *b_strides);
 /* lesson 1: the backward of out = a op b: ga[...] (+)= g * d out/d a, gb[...] (+)= g * d out/d b,
- * g contiguous in shape; ga or gb NULL when that input needs no gradient. Without accumulate only
- * when each element of ga and gb gets one term (no dim longer than 1 has stride 0 in them) and
- * they are not the same buffer. */
+ * g contiguous in shape; ga or gb NULL when that input needs no gradient. accumulate may be false
+ * only when each element of ga and gb gets one term (no dim longer than 1 has stride 0 in them)
+ * and they are not the same buffer. */
 typedef void BinaryBackwardKernel(char op, int rank, const int64_t *shape, const float *g, const float *a,
                                   const int64_t *a_strides, const float *b, const int64_t *b_strides, float *ga,
                                   const int64_t *ga_strides, float *gb, const int64_t *gb_strides, bool accumulate);
-/* lesson 3: out[i] = e^x[i] for n floats (the exp of softmax's fast kernels, for the tests and
- * the bench) */
+/* lesson 3: out[i] = e^x[i] for n floats (the fast kernels' exp, for the tests and the bench) */
 typedef void ExpKernel(const float *x, int64_t n, float *out);
 /* lesson 3: softmax (log_softmax) of every row of x, its last dim, into the contiguous out */
 typedef void SoftmaxRowsKernel(bool log_softmax, int rank, const int64_t *shape, const float *x,
@@ -69,10 +64,8 @@ typedef void GatherRowsKernel(int64_t v, int64_t d, const float *table, int64_t 
  * column strides; out overlaps neither input */
 typedef void MatmulKernel(const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
                           float *out, int64_t out_rs, int64_t out_cs, int64_t m, int64_t k, int64_t n, bool accumulate);
-/* lesson 7: the linear layer: out (rows, n) = x (rows, k) @ w + b, b's n floats (b_stride apart)
- * in every row of out; without b (NULL), the product stored over out. x and out contiguous,
- * w (k, n) through its strides; out overlaps none of x, w and b. With k = 0, every row of out
- * is b (zeros without b). */
+/* lesson 7: out (rows, n) = x (rows, k) @ w + b (b's floats b_stride apart; zeros if NULL), x
+ * and out contiguous, w (k, n) through its strides; out overlaps none of x, w and b. */
 typedef void LinearKernel(const float *x, int64_t rows, int64_t k, const float *w, int64_t w_rs, int64_t w_cs,
                           const float *b, int64_t b_stride, float *out, int64_t n);
 /* lesson 7: out = gelu(x) and tanh_u = tanh(u(x)), both contiguous in shape */
@@ -161,14 +154,14 @@ const char *kernels_use(const char *setting);
 /* The setting the table was last filled for, one of reference, portable, native and avx2 (an
  * unknown one is reported as reference): kernels_use(kernels_setting()) changes nothing. */
 const char *kernels_setting(void);
-/* True when this CPU runs the build of that name ("portable", "avx2", "avx512"); false for a
- * build the library does not have. For benchmarks that compare against code built for an
- * instruction set (OpenBLAS's cores). */
+/* True when this CPU runs the build of that name ("portable", "avx2", "avx512"), false for one
+ * the library does not have: for benchmarks that compare with code built for one (OpenBLAS). */
 bool kernels_cpu_runs(const char *build);
 
 /* ==== a lesson's entries =================================================================== */
 
-/* The builds every fast file is compiled in, on this CPU family: X(topic, build) for each. */
+/* The builds every fast file is compiled in, on this CPU family (the Makefile's SIMD_BUILDS,
+ * which must name the same): X(topic, build) for each. */
 #if defined(__x86_64__)
 #define KERNELS_EACH_BUILD(X, topic) X(topic, portable) X(topic, avx2) X(topic, avx512)
 #define KERNELS_BUILDS 3
@@ -186,9 +179,9 @@ typedef struct {
 /* For KERNELS_LESSON: adds a lesson to those the table is filled from. */
 void kernels_register(const KernelsLesson *lesson);
 
-/* In a lesson's TOPIC.c, KERNELS_LESSON(broadcast, .binary = binary_reference, ...) registers
- * its reference kernels and its fast file's tables before main runs, in every program the
- * lesson's ops are linked into (a program that links none of them leaves their entries NULL). */
+/* In TOPIC.c, KERNELS_LESSON(broadcast, .binary = binary_reference, ...) registers the lesson's
+ * reference kernels and its fast file's tables (which must exist: each lesson with kernels has a
+ * TOPIC_fast.c) before main, in each program that links them. The core registers as a lesson. */
 #define KERNELS_DECLARE_BUILD(topic, build) extern const Kernels topic##_kernels_##build;
 #define KERNELS_ADDRESS_BUILD(topic, build) &topic##_kernels_##build,
 #define KERNELS_LESSON(topic, ...)                                                                               \

@@ -1,8 +1,6 @@
 /*
- * kernels_fast.h - what every fast file includes: the table (kernels.h), the vectors of its
- * build (simd.h), the tensor core, and the one way to make an input contiguous. A
- * fast file's kernels are static, each with the signature of the reference kernel it replaces
- * (to which it hands an input it has no loop for), and it ends by exporting them:
+ * kernels_fast.h - what every fast file includes. Its kernels are static, each with the
+ * signature of the reference kernel it replaces, and the file ends by exporting them:
  *
  *     KERNELS_FAST(broadcast, .binary = binary_fast, .binary_backward = binary_backward_fast);
  *
@@ -17,9 +15,8 @@
 
 #define KERNELS_FAST(topic, ...) const Kernels SIMD_NAME(topic##_kernels) = {__VA_ARGS__}
 
-/* x, of that shape and strides (rank >= 1), as its rows of contiguous floats: x itself when it
- * is contiguous, else a copy of it made in `space` (room for its elements) by the table's copy.
- * The one way a fast kernel makes an input contiguous. */
+/* x (rank >= 1) as contiguous floats: x itself, or its copy in `space` (room for its elements),
+ * made by the table's copy. */
 static inline const float *kernels_contiguous(int rank, const int64_t *shape, const float *x, const int64_t *strides,
                                               float *space) {
     if (strides_are_contiguous(shape, rank, strides)) return x;

@@ -1,17 +1,10 @@
 /*
- * simd.h - how a fast kernel is written once and built for each CPU. A fast file (TOPIC_fast.c)
- * is compiled once per build of its CPU family (the Makefile's SIMD_BUILDS), with the build's
- * instructions turned on and SIMD_BUILD set to its name:
- *   portable   the family's baseline, which every CPU of it has: SSE2 on x86-64, NEON on aarch64
- *   avx2       x86-64 with AVX2 and FMA
- *   avx512     x86-64 with AVX-512F, AVX2 and FMA
- * Within a build, SIMD_LANES (the floats a register holds) and SIMD_REGISTERS (how many there
- * are) are constants: a kernel chooses its tile by them and never asks which CPU it runs on
- * (kernels.c puts the build the CPU runs into the table). What a fast file exports is named for
- * its build by SIMD_NAME. The vectors are GCC and clang's vector extensions: + - * / and the
- * comparisons work on all eight floats of a vf8 at once, in the build's instructions. vf8 and
- * vf16 have the helpers of simd_lanes.h (vf8_load, vf8_exp, ...) and the sums of simd_sum.h;
- * vfloat is the wider where the build has registers for it (16 lanes with AVX-512, else 8).
+ * simd.h - a fast kernel written once, built for each CPU. A fast file is compiled once per
+ * build of its CPU family (the Makefile's SIMD_BUILDS) with that build's instructions on and
+ * SIMD_BUILD set to its name: portable (the family's baseline: SSE2 on x86-64, NEON on
+ * aarch64), avx2 (with FMA) or avx512 (AVX-512F). SIMD_LANES and SIMD_REGISTERS are constants
+ * of the build, by which a kernel picks its tile; kernels.c puts the build the CPU runs into
+ * the table, so no kernel asks. Vectors are GCC's and clang's vector extensions.
  */
 #ifndef SIMD_H
 #define SIMD_H
@@ -22,7 +15,7 @@
 #include <string.h>
 
 #ifndef SIMD_BUILD
-#define SIMD_BUILD portable /* a file compiled on its own (an editor's or a linter's check) */
+#define SIMD_BUILD portable /* a file outside the builds: a test that includes a fast header, a linter */
 #endif
 #define SIMD_CAT_(a, b) a##b
 #define SIMD_CAT(a, b) SIMD_CAT_(a, b)
@@ -43,16 +36,14 @@
 #define SIMD_REGISTERS 16
 #endif
 
-/* The helpers pass vectors by value, always inlined: no call between two builds passes one
- * (gcc warns of a calling convention that no call uses). */
+/* -Wpsabi warns how a vector would pass between builds; the helpers are inlined, so none does */
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
 /* A vector helper: always inlined into the kernel, so it is compiled with the kernel's build. */
 #define SIMD_INLINE static inline __attribute__((always_inline))
-/* A loop over a small array of vectors, unrolled all the way (left a loop, gcc -O2 keeps the
- * array in memory instead of in registers). */
+/* A loop over a small array of vectors, unrolled so that gcc keeps the array in registers. */
 #define SIMD_UNROLL _Pragma("GCC unroll 16")
 
 typedef float vf4 __attribute__((vector_size(16)));
@@ -66,9 +57,8 @@ typedef int32_t vi16 __attribute__((vector_size(64)));
 typedef uint32_t vu16 __attribute__((vector_size(64)));
 typedef double vd8 __attribute__((vector_size(64)));
 
-/* Lanes picked from two vectors by index (0 .. n-1 from a, n .. 2n-1 from b):
- * __builtin_shufflevector, which clang has and gcc from version 12; older gcc has
- * __builtin_shuffle. */
+/* Lanes picked from two vectors by index (0 .. n-1 from a, n .. 2n-1 from b); gcc before 12
+ * has only __builtin_shuffle. */
 #if defined(__clang__) || __GNUC__ >= 12
 #define VF4_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
 #define VF8_SHUFFLE(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
@@ -88,9 +78,8 @@ SIMD_INLINE void vf4_store(float *p, vf4 v) { memcpy(p, &v, sizeof v); }
 
 /* ==== moving rows into lanes ============================================================== */
 
-/* Four rows of four floats, ls apart, in; their four columns out, ld apart (d[i * ld + j] =
- * s[j * ls + i]): two rounds of shuffles of 16-byte vectors, each one SSE or NEON instruction
- * (shuffles of eight lanes across halves are element-by-element moves there). */
+/* d[i * ld + j] = s[j * ls + i] for a 4 x 4 block: two rounds of shuffles of 16-byte vectors,
+ * each one SSE or NEON instruction. */
 SIMD_INLINE void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
     vf4 r0 = vf4_load(s), r1 = vf4_load(s + ls), r2 = vf4_load(s + 2 * ls), r3 = vf4_load(s + 3 * ls);
     vf4 t0 = VF4_SHUFFLE(r0, r1, 0, 4, 1, 5), t1 = VF4_SHUFFLE(r0, r1, 2, 6, 3, 7);
@@ -101,10 +90,8 @@ SIMD_INLINE void transpose4(const float *s, int64_t ls, float *d, int64_t ld) {
     vf4_store(d + 3 * ld, VF4_SHUFFLE(t1, t3, 2, 3, 6, 7));
 }
 
-/* `rows` rows of n floats (both multiples of 4), ld apart, turned into n columns, one row in
- * each lane, the columns cld apart: cols[e * cld + r] = m[r * ld + e]. Kernels over short rows
- * (softmax's over 16 scores, attention's heads) work on a vector's worth of rows at once this
- * way, with no sum across lanes. */
+/* cols[e * cld + r] = m[r * ld + e] (rows and n multiples of 4): a row in each lane, so that a
+ * kernel over short rows (attention's heads) works on many at once with no sum across lanes. */
 SIMD_INLINE void rows_to_columns(int rows, const float *m, int64_t ld, int64_t n, float *cols, int64_t cld) {
     for (int r = 0; r < rows; r += 4)
         for (int64_t e = 0; e < n; e += 4) transpose4(m + r * ld + e, ld, cols + e * cld + r, cld);
@@ -115,9 +102,8 @@ SIMD_INLINE void columns_to_rows(int rows, const float *cols, int64_t cld, int64
         for (int64_t e = 0; e < n; e += 4) transpose4(cols + e * cld + r, cld, m + r * ld + e, ld);
 }
 
-/* The helpers and running sums, one text for each number of lanes: V(exp) is vf8_exp where
- * LANES is 8, VF the vector of LANES floats, VH and VD the vectors of half as many floats and
- * doubles. */
+/* The helpers and sums, one text for each width: V(exp) is vf8_exp where LANES is 8; VF holds
+ * LANES floats, VH and VD half as many floats and doubles. */
 #define VF SIMD_CAT(vf, LANES)
 #define VI SIMD_CAT(vi, LANES)
 #define VU SIMD_CAT(vu, LANES)
@@ -135,8 +121,8 @@ SIMD_INLINE void columns_to_rows(int rows, const float *cols, int64_t cld, int64
 #include "simd_sum.h"
 #undef LANES
 
-/* The build's widest vector for the kernels written for either width (lesson 7's GELU and
- * attention): VFLOAT(load) is vf16_load with AVX-512, else vf8_load. */
+/* The build's widest vector, for kernels written for either width: VFLOAT(load) is vf16_load
+ * with AVX-512, else vf8_load. */
 #if SIMD_LANES >= 16
 typedef vf16 vfloat;
 #define VFLOAT_LANES 16

@@ -1,8 +1,6 @@
 /*
- * simd_lanes.h - the vector helpers, and the one vector exp and tanh of the fast kernels (lesson
- * 3's softmax, lesson 7's GELU and attention), written once for a number of lanes: simd.h
- * includes it with LANES 8 (vf8_load, vf8_exp, ...) and 16 (vf16_load, ...). V(op), VF, VI,
- * VU, VH and VD are simd.h's names for this width.
+ * simd_lanes.h - the vector helpers and the fast kernels' one exp and tanh, written once for
+ * LANES lanes: simd.h includes it for 8 (vf8_load, vf8_exp, ...) and 16 (vf16_load, ...).
  */
 
 SIMD_INLINE VF V(load)(const float *p) {
@@ -17,8 +15,8 @@ SIMD_INLINE VF V(splat)(float x) {
     return v;
 }
 
-/* The larger (smaller) of each pair, b's lane when either is nan (`if (a > m)` skips a nan a).
- * Written lane by lane, the form compilers turn into one max (min) instruction. */
+/* The larger (smaller) of each pair, b's where either is nan: the form that compiles to one
+ * max (min) instruction. */
 SIMD_INLINE VF V(max)(VF a, VF b) {
     VF r;
     for (int k = 0; k < LANES; k++) r[k] = a[k] > b[k] ? a[k] : b[k];

@@ -1,7 +1,6 @@
 /*
  * simd_stream.h - streaming stores: whole cache lines sent to memory without being read into
- * the cache first, for a result larger than the cache (which writing the usual way reads
- * first). x86-64 has them in every build; elsewhere the kernels do not stream (SIMD_STREAMS 0).
+ * the cache first, for results larger than it. x86-64 only (SIMD_STREAMS); elsewhere, stores.
  */
 #ifndef SIMD_STREAM_H
 #define SIMD_STREAM_H
@@ -17,9 +16,8 @@
 /* The fast kernels stream results larger than this. */
 enum { SIMD_STREAM_BYTES = 16 << 20 };
 
-/* Four, eight or sixteen floats to d, which is on as many bytes as they fill: the compilers'
- * own streaming stores (clang's for any vector; gcc's, named for each instruction, as its
- * <immintrin.h> calls them), with no intrinsics header to parse in every build. */
+/* 4, 8 or 16 floats to d, aligned to their size: the compilers' own builtins, so that no build
+ * parses <immintrin.h>. */
 SIMD_INLINE void stream4(float *d, vf4 v) {
 #if SIMD_STREAMS && defined(__clang__)
     __builtin_nontemporal_store(v, (vf4 *)d);
@@ -50,8 +48,7 @@ SIMD_INLINE void stream16(float *d, vf16 v) { /* one whole line */
 #endif
 }
 
-/* dst[i] = src[i] for i < n, streamed where dst is on 16 bytes and n a multiple of 4, else
- * copied the usual way. */
+/* dst[i] = src[i] for i < n, streamed where dst is on 16 bytes and n a multiple of 4. */
 SIMD_INLINE void stream_copy(float *dst, const float *src, int64_t n) {
     if (SIMD_STREAMS && (uintptr_t)dst % 16 == 0 && n % 4 == 0) {
         for (int64_t i = 0; i < n; i += 4) stream4(dst + i, vf4_load(src + i));
@@ -60,8 +57,7 @@ SIMD_INLINE void stream_copy(float *dst, const float *src, int64_t n) {
     if (n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
 }
 
-/* After the last streamed store, before anything reads what was streamed: the streamed lines
- * reach memory before any later store. */
+/* After the last streamed store: the lines reach memory before any later store. */
 SIMD_INLINE void stream_end(void) {
 #if SIMD_STREAMS
     __builtin_ia32_sfence();

@@ -1,19 +1,13 @@
 /*
- * simd_sum.h - the fast kernels' one summation policy, and the one place they add in lanes.
- * simd.h includes it once per width (LANES 8 and 16), as simd_lanes.h.
- *
- * A fast kernel adds a row many terms at a time, each lane a running sum of its own (one
- * running sum makes every add wait for the one before). How those sums are kept follows the
- * reference kernel's, never less exact:
- *   - where the reference adds in float (the core's sums over an axis, lesson 1's gradient of a
- *     broadcast operand, layer norm's means): eight float lanes (sumf_*), over chunks of
- *     SUM_CHUNK floats, each chunk's lanes totalled in double. A float running sum loses more
- *     digits the larger it grows; a chunk's cannot grow far. A chunk whose lanes overflow float
- *     (+inf and -inf would meet as nan) is added again in double.
- *   - where the reference adds in double (lesson 3's sums of exps and its dot products,
- *     attention's softmax): each term widened to double, in lanes of doubles (V(sumd_*)).
- * A product (lesson 6's matmul, and the small ones inside lesson 7's attention) keeps its sums
- * in a tile of registers, as a BLAS does.
+ * simd_sum.h - the fast kernels' one summation policy, and the one place a sum is split across
+ * lanes (included by simd.h once per width). Each lane keeps a running sum, as exact as the
+ * reference's or more:
+ *   - where the reference adds in float (sums over an axis, layer norm's means): eight float
+ *     lanes over chunks of SUM_CHUNK floats, each chunk's lanes totalled in double, so no float
+ *     sum grows far; a chunk that overflows float is added again in double (sumf_*).
+ *   - where it adds in double (softmax's sums and dot products): lanes of doubles (V(sumd_*)).
+ * Where each lane is an output of its own (a product's tile, columns summed down rows), a
+ * kernel adds in its vector type, in float where the reference does.
  */
 
 /* ==== in double: LANES running sums of doubles =========================================== */
@@ -59,9 +53,8 @@ SIMD_INLINE double sumf_total(vf8 acc) {
     return total;
 }
 
-/* Eight chunks' totals at once, lane r sumf_total(acc[r]) rounded to float: the same lanes
- * added in the same order, as eight rows turned into columns (one row's total is a chain of
- * dependent adds; eight side by side are not). */
+/* Lane r: sumf_total(acc[r]) rounded to float, the same adds in the same order, eight chains
+ * side by side (rows turned into columns). */
 SIMD_INLINE vf8 sumf_totals8(const vf8 acc[8]) {
     float rows[64], cols[64];
     SIMD_UNROLL
@@ -86,9 +79,8 @@ SIMD_INLINE double sumf_chunk(vf8 acc, const float *x, int64_t n) {
     return total;
 }
 
-/* The sums of k <= 4 rows of n contiguous floats by the float policy, into totals[0..k), the
- * last n % 8 floats of each added one by one in double. Rows read side by side keep more of
- * memory's requests in flight than one. */
+/* The sums of k <= 4 rows of n floats by the float policy, read side by side (more of memory's
+ * requests in flight), the last n % 8 added one by one in double. */
 SIMD_INLINE void sumf_rows(int k, const float *const *rows, int64_t n, double *totals) {
     int64_t i = 0;
     for (int r = 0; r < k; r++) totals[r] = 0.0;

@@ -506,23 +506,29 @@ float *tensor_data(const Tensor *t) { return t ? t->storage->data + t->offset : 
 
 /* ==== strided loops ===================================================================== */
 
+/* The arguments of both walks below: a valid rank and count of operands, and no NULL array. */
+static bool walk_args_valid(const char *op, int rank, const int64_t *shape, int n_operands,
+                            const int64_t *const *strides) {
+    if (!rank_is_valid(op, rank)) return false;
+    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
+        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
+                                NDITER_MAX_OPERANDS),
+               false;
+    bool null = rank > 0 && (!shape || (n_operands > 0 && !strides));
+    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
+    if (null) tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank);
+    return !null;
+}
+
 void nditer_init(NdIter *it, int rank, const int64_t *shape, int n_operands, const int64_t *const *strides) {
     if (!it) return (void)tensor_set_error("nditer_init: it is NULL");
     memset(it, 0, sizeof *it); /* remaining 0: an iterator that fails to start visits nothing */
-    bool null = false;
-    for (int k = -1; k < n_operands && k < NDITER_MAX_OPERANDS && rank > 0 && !null; k++)
-        null = k < 0 ? !shape || (n_operands > 0 && !strides) : !strides[k];
+    if (!walk_args_valid("nditer_init", rank, shape, n_operands, strides)) return;
     char s[SHAPE_STR_MAX];
-    if (!rank_is_valid("nditer_init", rank))
-        ;
-    else if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
-        tensor_set_error("nditer_init: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", n_operands,
-                         NDITER_MAX_OPERANDS);
-    else if (null) tensor_set_error("nditer_init: a shape or strides array is NULL for rank %d", rank);
-    else if (shape_numel(shape, rank) < 0)
-        tensor_set_error("nditer_init: shape %s has a negative dim or too many elements",
-                         shape_format(shape, rank, s, sizeof s));
-    else it->remaining = shape_numel(shape, rank);
+    if (shape_numel(shape, rank) < 0)
+        return (void)tensor_set_error("nditer_init: shape %s has a negative dim or too many elements",
+                                      shape_format(shape, rank, s, sizeof s));
+    it->remaining = shape_numel(shape, rank);
     if (it->remaining == 0) return;
     it->rank = rank;
     it->n_operands = n_operands;
@@ -581,15 +587,9 @@ bool dims_merge(int64_t outer_size, int64_t outer_stride, int64_t inner_size, in
 
 int merge_dims(int rank, const int64_t *shape, int n_operands, const int64_t *const *strides, int64_t *merged_shape,
                int64_t merged_strides[][TENSOR_MAX_RANK]) {
-    const char *op = "merge_dims";
-    if (!rank_is_valid(op, rank)) return -1;
-    if (n_operands < 0 || n_operands > NDITER_MAX_OPERANDS)
-        return tensor_set_error("%s: %d operands, outside 0..%d (NDITER_MAX_OPERANDS)", op, n_operands,
-                                NDITER_MAX_OPERANDS),
-               -1;
-    bool null = rank > 0 && (!shape || !merged_shape || (n_operands > 0 && (!strides || !merged_strides)));
-    for (int k = 0; k < n_operands && rank > 0 && !null; k++) null = !strides[k];
-    if (null) return tensor_set_error("%s: a shape or strides array is NULL for rank %d", op, rank), -1;
+    if (!walk_args_valid("merge_dims", rank, shape, n_operands, strides)) return -1;
+    if (rank > 0 && (!merged_shape || (n_operands > 0 && !merged_strides)))
+        return tensor_set_error("merge_dims: a shape or strides array is NULL for rank %d", rank), -1;
     int64_t sizes[TENSOR_MAX_RANK], steps[NDITER_MAX_OPERANDS][TENSOR_MAX_RANK]; /* innermost first */
     int m = 0;
     for (int d = rank - 1; d >= 0; d--) {

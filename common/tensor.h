@@ -133,9 +133,8 @@ bool contexts_match(const char *op, const Tensor *a, const Tensor *b, const char
  * "layer_norm: x and gamma belong to different contexts". INPUTS passes the names as written,
  * the tensors and their count. */
 bool inputs_valid(const char *op, const char *names, const Tensor *const *inputs, int n);
-#define INPUTS(...)                                       \
-#__VA_ARGS__, ((const Tensor *const[]){__VA_ARGS__}), \
-        (int)(sizeof((const Tensor *const[]){__VA_ARGS__}) / sizeof(const Tensor *))
+#define INPUTS(...) #__VA_ARGS__, INPUT_ARRAY(__VA_ARGS__), (int)(sizeof INPUT_ARRAY(__VA_ARGS__) / sizeof(Tensor *))
+#define INPUT_ARRAY(...) ((const Tensor *const[]){__VA_ARGS__})
 /* A shape an argument must have: if (!shape_is(op, "wq", wq, "(C, C)", DIMS(c, c), "x", x))
  * return NULL; else "attention: wq must be (C, C) = (4,4) for x (2,3,4), got (4,3)" (no " for
  * ..." when of is NULL; a NULL t is tensor_null_input's message). */

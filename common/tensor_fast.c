@@ -1,14 +1,8 @@
 /*
- * tensor_fast.c - the fast kernels of the core's strided_copy and strided_accumulate: the
- * pairs of elements the reference's odometer computes, in an order that follows memory:
- *   1. dims that the source walks backwards are walked forwards, the dims are sorted so that
- *      the innermost loop has the smallest strides, and dims that line up are merged;
- *   2. the innermost loop is then one of a few plain loops: a row copied (memcpy) or added,
- *      a row summed into one element, one value broadcast along a row; rows shorter than 64
- *      floats, copied or added onto rows of their own, two dims in one loop;
- *   3. a transpose (each operand contiguous along a different dim) is cut into tiles, each
- *      moved through vector registers in blocks as wide as the build's, and a copy larger than
- *      the cache streams its writes.
+ * tensor_fast.c - the fast strided_copy and strided_accumulate: the reference's pairs of
+ * elements in an order that follows memory. (1) Dims are turned forwards, sorted by stride and
+ * merged; (2) the innermost loop is one of a few plain row loops; (3) a transpose goes through
+ * vector registers in tiles, and a copy larger than the cache streams its writes.
  * docs/4-permute.md and docs/2-reduce.md ("How fast") measure each step.
  */
 #include <stdlib.h>
@@ -39,11 +33,8 @@ static void row_copy(int64_t n, float *d, int64_t ds, const float *s, int64_t ss
     }
 }
 
-/* d[i] += s_0[i] + ... + s_{k-1}[i] for k <= 4 rows of n floats, or, reversed, d[n - 1 - i]
- * (a row that runs the other way: a reversed view summed over its first axis). Eight at a
- * time: gcc -O2 does not vectorize a loop of unknown length, but it does turn eight copies of
- * a statement into one vector instruction. Four rows per pass load and store d a quarter as
- * often. */
+/* d[i] (or, reversed, d[n - 1 - i]) += s_0[i] + ... + s_{k-1}[i] for k <= 4 rows of n floats,
+ * eight at a time: gcc -O2 makes a vector instruction of eight copies of a statement. */
 SIMD_INLINE void rows_add_body(float *restrict d, const float *const *s, int k, int64_t n, bool reversed) {
 #define AT(i) (reversed ? n - 1 - (i) : (i))
     int64_t i = 0;
@@ -67,9 +58,8 @@ static void rows_add_reversed(float *restrict d, const float *const *s, int k, i
     rows_add_body(d, s, k, n, true);
 }
 
-/* rows contiguous rows of n floats, dr and sr apart, copied or added (how) onto as many rows
- * of d: the last two dims in one loop, for rows too short (lesson 7's heads, 16 floats) to pay
- * for a step of the odometer and a call each. */
+/* Rows of n floats, dr and sr apart, copied or added onto d's: two dims in one loop, for rows
+ * too short (lesson 7's heads) to pay for a step of the odometer each. */
 static void short_rows(Write how, int64_t rows, int64_t n, float *restrict d, int64_t dr, const float *restrict s,
                        int64_t sr) {
     for (int64_t r = 0; r < rows; r++, d += dr, s += sr) {
@@ -86,9 +76,7 @@ static void short_rows(Write how, int64_t rows, int64_t n, float *restrict d, in
     }
 }
 
-/* d[i * ds] += s[i * ss] for i < n; one value along a contiguous row (the backward of a sum
- * over the row) eight at a time, as in rows_add (rows of stride 1 onto rows of stride 1 or -1
- * go through rows_add and rows_add_reversed instead). */
+/* d[i * ds] += s[i * ss] for i < n; one value along a contiguous row eight at a time. */
 static void row_add(int64_t n, float *restrict d, int64_t ds, const float *restrict s, int64_t ss) {
     int64_t i = 0;
     if (ds == 1 && ss == 0)
@@ -97,18 +85,15 @@ static void row_add(int64_t n, float *restrict d, int64_t ds, const float *restr
     for (; i < n; i++) d[i * ds] += s[i * ss];
 }
 
-/* The sum of n floats step apart: simd_sum.h's policy for a contiguous row (read as four
- * quarters side by side), one at a time in double for another. */
+/* The sum of n floats step apart, by simd_sum.h's policy. */
 static double row_sum(const float *x, int64_t n, int64_t step) {
     return step == 1 ? sumf_row_quarters(x, n) : sumd_strided(x, n, step);
 }
 
 /* ==== transposes =========================================================================== */
 
-/* d[i * ld + j] = s[j * ls + i] (or +=) for i < ni, j < nj: d's rows are contiguous, and so are
- * s's columns. Walked in tiles of TILE_I x TILE_J (128 KB, two of which sit in even a 512 KB
- * L2): runs of TILE_I floats of s, and of TILE_J floats of d; a streamed copy (larger than the
- * caches) reads s in longer runs (docs/4-permute.md compares the tile shapes). */
+/* d[i * ld + j] = s[j * ls + i] (or +=) for i < ni, j < nj, in tiles of TILE_I x TILE_J (two
+ * fit in a 512 KB L2); a streamed copy reads s in longer runs (docs/4-permute.md). */
 enum { TILE_I = 256, TILE_J = 128, STREAM_TILE_I = 1024, STREAM_TILE_J = 32, PREFETCH_BLOCKS = 4 };
 
 static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
@@ -125,9 +110,7 @@ static void transpose_generic(Write how, int64_t ni, int64_t nj, float *d, int64
         }
 }
 
-/* Eight rows of eight floats, ls apart, in; their eight columns out, in c: the standard three
- * rounds of shuffles (pairs of floats, pairs of pairs, then halves). Written with vf8, the
- * compiler makes of each shuffle one AVX2 instruction, or two or three SSE or NEON ones. */
+/* An 8 x 8 block's columns into c: three rounds of shuffles (pairs, pairs of pairs, halves). */
 SIMD_INLINE void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     vf8 r[8], t[8], u[8];
     SIMD_UNROLL
@@ -151,10 +134,8 @@ SIMD_INLINE void transpose8(const float *s, int64_t ls, vf8 c[8]) {
     }
 }
 
-/* Sixteen rows of sixteen floats, ls apart, in; their sixteen columns out, in c. Four rounds,
- * each interleaving row k's lanes with row k + 8's: a round moves a float from (row r, lane l)
- * to (2r + l / 8, 2l + r / 8), mod 16, which turns the eight bits of r and l by one, so after
- * four they have swapped. With AVX-512 each interleave is one two-source permute. */
+/* A 16 x 16 block's columns into c: four rounds interleaving row k with row k + 8, each of which
+ * rotates the eight bits of (row, lane) by one, so after four they have swapped. */
 SIMD_INLINE void transpose16x16(const float *s, int64_t ls, vf16 c[16]) {
     vf16 r[16];
     SIMD_UNROLL
@@ -195,16 +176,9 @@ SIMD_INLINE void store16(Write how, float *d, vf16 v) {
     else vf16_store(d, v);
 }
 
-/* A 16 x 16 block: d's rows i..i+15 at columns j..j+15 from s's rows j..j+15.
- * - AVX-512: in sixteen registers, each a whole line of s in and of d out.
- * - AVX2, streamed: the four 8 x 8 quarters, each row of d stored as its two halves one after
- *   the other, so that its line goes to memory whole, and s's rows read 8 at a time, both
- *   halves of their lines before the next 8: rows of s a power of two apart share a set of the
- *   L1 cache (8 or 12 ways), and 16 lines in one set evict one another before their second
- *   halves are read.
- * - Otherwise in that order too, through a 1 KB buffer, so that each row of d gets a whole line
- *   at once; rows of d at most NARROW_ROWS floats apart (16 of them span 4 KB, a set each) are
- *   written where they lie, which saves the buffer's round trip. */
+/* A 16 x 16 block, each row of d written as a whole line: in 16 registers with AVX-512; with AVX2
+ * streamed, as 8 x 8 quarters that read both halves of 8 lines of s before the next 8 (16 rows a
+ * power of two apart share an L1 set); otherwise through a buffer, unless d's rows are near. */
 enum { NARROW_ROWS = 64 };
 SIMD_INLINE void transpose16(Write how, float *d, int64_t ld, const float *s, int64_t ls) {
     if (SIMD_LANES == 16) {
@@ -250,11 +224,8 @@ SIMD_INLINE void transpose16(Write how, float *d, int64_t ld, const float *s, in
     }
 }
 
-/* The tile loop of transpose_generic in blocks of 16 x 16, then of 8 x 8 along the last
- * columns (never streamed: half a line), the rest as plain C. Each block asks for its share of
- * the next tile's lines, in the order they lie, so that the tile is in the L2 cache when its
- * turn comes. The last tile (the only one, in lesson 1's copies of a tile at a time) asks for
- * its own lines four blocks ahead. */
+/* transpose_generic's tiles in blocks of 16 x 16, then 8 x 8, the rest plain. Each block
+ * prefetches its share of the next tile's lines; the last tile, its own, blocks ahead. */
 SIMD_INLINE void transpose_body(const Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s,
                                 int64_t ls) {
     const int64_t ti = how == STREAM ? STREAM_TILE_I : TILE_I, tj = how == STREAM ? STREAM_TILE_J : TILE_J;
@@ -303,8 +274,7 @@ SIMD_INLINE void transpose_body(const Write how, int64_t ni, int64_t nj, float *
     }
 }
 
-/* One copy of the loop per kind of store, so that none is chosen per store; the blocks as wide
- * as the build's registers: 4 x 4 (SSE, NEON), 8 x 8 (AVX2), 16 x 16 (AVX-512). */
+/* One copy of the loop per kind of store, so that none is chosen per store. */
 static void transpose(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, const float *s, int64_t ls) {
     /* streaming stores need whole lines: rows that start on 64 bytes */
     if (how == STREAM && ((uintptr_t)d % 64 != 0 || ld % 16 != 0)) how = COPY;
@@ -317,10 +287,8 @@ static void transpose(Write how, int64_t ni, int64_t nj, float *d, int64_t ld, c
 
 enum { ROWS_SUMMED_MAX = 1 << 18 }; /* floats: 1 MB, within a core's L2 cache */
 
-/* Rows of n floats, sr apart, summed onto d's one row (a bias's gradient, lesson 2's sum over
- * axis 0). Four vectors of columns at a time (then one, then single columns), their sums held
- * in registers down all the rows, the rows added four a pass as rows_add adds them: the same
- * sums, where the odometer's rows_add loads and stores d's row every four rows. */
+/* Rows of n floats, sr apart, summed onto d's one row (a bias's gradient): columns' sums held in
+ * registers down all the rows, added four rows a pass as rows_add adds them (the same sums). */
 SIMD_INLINE void columns_summed(float *restrict d, const float *restrict s, int64_t rows, int64_t sr, int vectors) {
     vf8 acc[4];
     SIMD_UNROLL
@@ -352,8 +320,7 @@ static void rows_summed(float *restrict d, const float *restrict s, int64_t rows
         d[j] = acc;
     }
 }
-/* s's one row of n floats copied into rows rows of d, dr apart (an expanded row made
- * contiguous): for short rows, a vector loop costs less than a memcpy call a row. */
+/* s's row of n floats into rows rows of d, dr apart: a vector loop, cheaper than memcpy a row. */
 static void row_repeated(float *d, int64_t dr, int64_t rows, const float *s, int64_t n) {
     for (int64_t r = 0; r < rows; r++, d += dr) {
         int64_t j = 0;
@@ -364,8 +331,8 @@ static void row_repeated(float *d, int64_t dr, int64_t rows, const float *s, int
 
 /* ==== strided copies and sums ============================================================== */
 
-/* True when dst and src may share memory (or their spans cannot be computed): the fast loops
- * reorder the elements, which only the reference's order keeps right then. */
+/* True when dst and src may share memory (or their spans cannot be computed): then only the
+ * reference's order is right. */
 static bool overlap(int rank, const int64_t *shape, const float *dst, const int64_t *dst_strides, const float *src,
                     const int64_t *src_strides) {
     int64_t dlo, dhi, slo, shi;
@@ -385,19 +352,15 @@ static bool whole_lines(int m, const int64_t *sh, const int64_t *ds, const float
     return true;
 }
 
-/* The walk that both kernels share: the same pairs of elements as the reference's odometer,
- * visited in an order that follows memory. False, having touched nothing, when dst and src may
- * share memory: the reference's order then decides. */
+/* The walk both kernels share. False, having touched nothing, when dst and src may overlap. */
 static bool strided(Write how, int rank, const int64_t *shape, float *dst, const int64_t *dst_strides, const float *src,
                     const int64_t *src_strides) {
     int64_t n = shape_numel(shape, rank);
     if (overlap(rank, shape, dst, dst_strides, src, src_strides)) return false;
     if (n == 0) return true;
 
-    /* 1. A dim that src walks backwards is walked forwards from its other end, dst's stride
-     *    turned round with it: the same pairs of elements. Then the dims are sorted by their
-     *    larger stride, largest outermost (stable), so the innermost loop walks the smallest
-     *    strides: the sum of a transposed (4096,4096) reads it row by row, as it lies. */
+    /* 1. A dim src walks backwards is walked forwards from its other end, dst's turned with it;
+     *    the dims sorted by their larger stride, largest outermost (stable), then merged. */
     int64_t sh[TENSOR_MAX_RANK], ds[TENSOR_MAX_RANK], ss[TENSOR_MAX_RANK];
     int order[TENSOR_MAX_RANK];
     for (int k = 0; k < rank; k++) {
@@ -455,9 +418,8 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
     NdIter it;
     int64_t len = sh[m - 1], d1 = ds[m - 1], s1 = ss[m - 1];
     if (how == STREAM && d1 == 1 && s1 == 1 && whole_lines(m, sh, ds, dst)) {
-        /* Streamed rows of whole lines go to memory as they are, wherever they land, so the
-         * outer dims are walked in src's order instead (largest stride outermost): src is then
-         * read front to back, as the prefetcher expects. */
+        /* Rows of whole lines stream wherever they land, so the outer dims are walked in src's
+         * order (largest stride outermost), which the prefetcher follows. */
         for (int k = 1; k < m - 1; k++)
             for (int q = k; q > 0 && magnitude(ss[q - 1]) < magnitude(ss[q]); q--) {
                 int64_t t0 = sh[q], t1 = ds[q], t2 = ss[q];
@@ -469,8 +431,7 @@ static bool strided(Write how, int rank, const int64_t *shape, float *dst, const
         stream_end();
         return true;
     }
-    /* rows summed onto one row, when they fit in a core's cache: each column block walks all the
-     * rows, which from memory is slower than rows_add reading them in order, below */
+    /* rows summed onto one row, when they fit in a core's cache (from memory, rows_add is faster) */
     if (how == ADD && m == 2 && ds[0] == 0 && d1 == 1 && s1 == 1 && sh[0] * ss[0] <= ROWS_SUMMED_MAX) {
         rows_summed(dst, src, sh[0], ss[0], len);
         return true;

@@ -595,11 +595,14 @@ START_TEST(test_kernels_switch) {
     ck_assert_str_eq(use_kernels("avx2"), avx2 ? "avx2" : "portable");
     ck_assert(table_is(avx2 ? "avx2" : "portable"));
     ck_assert_str_eq(kernels_setting(), "avx2");
+    ck_assert_str_eq(use_kernels("avx512"), avx512 ? "avx512" : "portable");
+    ck_assert(table_is(avx512 ? "avx512" : "portable"));
+    ck_assert_str_eq(kernels_setting(), "avx512");
     ck_assert_str_eq(use_kernels("native"), native);
     ck_assert(table_is(native));
     ck_assert_str_eq(use_kernels(""), native);
     ck_assert_str_eq(use_kernels(NULL), native);
-    /* an unknown value: the reference, and a note on stderr naming the four it knows */
+    /* an unknown value: the reference, and a note on stderr naming the five it knows */
     fflush(stderr);
     int saved = dup(2);
     FILE *note = tmpfile();
@@ -615,7 +618,8 @@ START_TEST(test_kernels_switch) {
     fclose(note);
     ck_assert_str_eq(unknown, "reference");
     ck_assert_str_eq(kernels_setting(), "reference");
-    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, portable, native, avx2") != NULL,
+    ck_assert_msg(strstr(text, "COURSE_KERNELS=fast please is not one of reference, portable, native, avx2, avx512") !=
+                      NULL,
                   "the note on stderr was: %s", text);
     /* what the old names meant is gone: they run the reference too */
     ck_assert_str_eq(use_kernels("generic"), "reference");
@@ -711,7 +715,7 @@ START_TEST(test_contiguous_of_transposes) {
 }
 END_TEST
 
-/* A transposing copy of more than KERNELS_STREAM_BYTES (16 MB) streams its writes past the
+/* A transposing copy of more than SIMD_STREAM_BYTES (16 MB) streams its writes past the
  * cache (whole 64-byte lines, on rows that start on a line): into tensor_contiguous's result,
  * into a 64-byte aligned array (tensor_to_array), and, not streamed, into one that is not
  * aligned. The source's rows 2053 and 2048 floats apart, rows not a multiple of the 8 x 16

@@ -7,7 +7,7 @@
  * memory can be read. The transposed view holds the same values, stored column by column: its
  * rows are strided. The issue's rule is that no strided path may be more than 2x slower than
  * the contiguous one on the same shape; the targets at the end check it op by op. Every sum
- * here runs the core's strided_accumulate, whose fast path (common/kernels.c) walks the input
+ * here runs the core's strided_accumulate, whose fast kernel (common/tensor_fast.c) walks the input
  * in memory order.
  */
 #include <stdlib.h>

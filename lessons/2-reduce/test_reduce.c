@@ -376,7 +376,7 @@ static void check_sum(const Tensor *x, const Tensor *out, int a, const char *con
 
 START_TEST(test_kernel_layouts_and_edge_sizes) {
     /* Lengths around the fast path's 8-float steps and its groups of 4 rows, and a long row;
-     * every layout; every axis; every COURSE_KERNELS setting. The fast path (kernels.c) sorts
+     * every layout; every axis; every COURSE_KERNELS setting. The fast kernel (tensor_fast.c) sorts
      * dims by stride, so each layout reaches a different inner loop: a row sum (stride 1 or
      * not), rows added onto a row, or any strides. */
     Rng rng = rng_seeded(test_seed());

@@ -69,7 +69,7 @@ static void keep_context_small(Setup *s) {
  * context, which is freed only as a whole, so once the context holds three outputs it is
  * rebuilt, untimed. That keeps memory bounded, as in a program that frees its context after each step:
  * a process that keeps growing pays more for each page it touches first, and on a virtual
- * machine much more (here, past about 700 MB, some 5x more per fresh output). */
+ * machine much more. */
 static BenchTime time_op(const BenchOptions *o, Tensor *(*op)(Setup *), Setup *s) {
     enum { MAX_REPS = 1000 };
     static double times[MAX_REPS];
@@ -246,7 +246,7 @@ int main(int argc, char **argv) {
     BenchTime e = bench_default(&o, run_expf, &s);
     bench_table_row("expf (glibc), one at a time (baseline)", e, (double)n / e.best * 1e-9, e.best);
     t = bench_default(&o, run_table_exp, &s);
-    snprintf(what, sizeof what, "the table's exp: polynomial, 8 lanes (%s)", kernels_name());
+    snprintf(what, sizeof what, "the table's exp: polynomial, in vectors (%s)", kernels_name());
     bench_table_row(what, t, (double)n / t.best * 1e-9, e.best);
     uint64_t count;
     double worst = exp_max_ulp(o.quick ? 65537 : 4099, &count);

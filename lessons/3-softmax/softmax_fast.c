@@ -1,7 +1,7 @@
 /*
  * softmax_fast.c - lesson 3's softmax, log-softmax and cross-entropy, fast: the same three
- * passes over each row as softmax.c's reference kernels, eight floats at a time around the
- * vector exp of simd_lanes.h (shared with lesson 7's GELU), and their backwards. The compiler
+ * passes over each row as softmax.c's reference kernels, a vfloat (16 floats with AVX-512, else
+ * 8) at a time around the vector exp of simd_lanes.h (shared with lesson 7), and their backwards. The compiler
  * cannot vectorize these loops itself at the course's -O2: it has no vector exp.
  *
  * A strided view (a transposed one) is first copied into the contiguous layout by the core's
@@ -12,34 +12,36 @@
 
 #include "kernels_fast.h"
 
-/* e^(x - shift) of the last count < 8 floats of a row, from a padded copy through vf8_exp,
- * which gives the same bits as vf8_exp_unclamped for the rows' x - max: a value's exp does not
+enum { L = VFLOAT_LANES };
+
+/* e^(x - shift) of the last count < L floats of a row, from a padded copy through the exp,
+ * which gives the same bits as exp_unclamped for the rows' x - max: a value's exp does not
  * depend on where in the row it sits. */
-SIMD_INLINE vf8 exp_partial(const float *x, int64_t count, float shift, float *out) {
-    float buf[8] = {0};
+SIMD_INLINE vfloat exp_partial(const float *x, int64_t count, float shift, float *out) {
+    float buf[L] = {0};
     for (int64_t i = 0; i < count; i++) buf[i] = x[i];
-    vf8 e = vf8_exp(vf8_load(buf) - shift);
-    vf8_store(buf, e);
+    vfloat e = VFLOAT(exp)(VFLOAT(load)(buf) - shift);
+    VFLOAT(store)(buf, e);
     for (int64_t i = 0; i < count; i++) out[i] = buf[i];
     return e;
 }
 
 static void exp_fast(const float *x, int64_t n, float *out) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) vf8_store(out + i, vf8_exp(vf8_load(x + i)));
+    for (; i + L <= n; i += L) VFLOAT(store)(out + i, VFLOAT(exp)(VFLOAT(load)(x + i)));
     if (i < n) exp_partial(x + i, n - i, 0.0f, out + i);
 }
 
 SIMD_INLINE float row_max(const float *x, int64_t d) {
-    /* vf8_max skips a nan, like `if (v > m)` */
-    vf8 m0 = vf8_splat(-INFINITY), m1 = m0;
+    /* max skips a nan, like `if (v > m)` */
+    vfloat m0 = VFLOAT(splat)(-INFINITY), m1 = m0;
     int64_t j = 0;
-    for (; j + 16 <= d; j += 16) {
-        m0 = vf8_max(vf8_load(x + j), m0);
-        m1 = vf8_max(vf8_load(x + j + 8), m1);
+    for (; j + 2 * L <= d; j += 2 * L) {
+        m0 = VFLOAT(max)(VFLOAT(load)(x + j), m0);
+        m1 = VFLOAT(max)(VFLOAT(load)(x + j + L), m1);
     }
-    for (; j + 8 <= d; j += 8) m0 = vf8_max(vf8_load(x + j), m0);
-    float m = vf8_max_lanes(vf8_max(m0, m1));
+    for (; j + L <= d; j += L) m0 = VFLOAT(max)(VFLOAT(load)(x + j), m0);
+    float m = VFLOAT(max_lanes)(VFLOAT(max)(m0, m1));
     for (; j < d; j++)
         if (x[j] > m) m = x[j];
     return m;
@@ -48,17 +50,17 @@ SIMD_INLINE float row_max(const float *x, int64_t d) {
 /* The sum of e^(x - m) over the row, each term into out unless out is NULL: in double, as the
  * reference adds them (a float sum stops growing at 2^24, which a long row can reach). */
 SIMD_INLINE double row_exp_sum(const float *x, int64_t d, float m, float *out) {
-    vf8_sumd s = {0};
+    VFLOAT(sumd) s = {0};
     int64_t j = 0;
-    for (; j + 8 <= d; j += 8) {
-        vf8 e = vf8_exp_unclamped(vf8_load(x + j) - m); /* <= 0, or nan */
-        if (out) vf8_store(out + j, e);
-        vf8_sumd_add(&s, e);
+    for (; j + L <= d; j += L) {
+        vfloat e = VFLOAT(exp_unclamped)(VFLOAT(load)(x + j) - m); /* <= 0, or nan */
+        if (out) VFLOAT(store)(out + j, e);
+        VFLOAT(sumd_add)(&s, e);
     }
-    double sum = vf8_sumd_total(s);
+    double sum = VFLOAT(sumd_total)(s);
     if (j < d) {
-        float tail[8];
-        vf8_store(tail, exp_partial(x + j, d - j, m, out ? out + j : tail));
+        float tail[L];
+        VFLOAT(store)(tail, exp_partial(x + j, d - j, m, out ? out + j : tail));
         for (int64_t i = 0; i < d - j; i++) sum += tail[i];
     }
     return sum;
@@ -71,11 +73,11 @@ SIMD_INLINE void row(bool log_softmax, const float *x, int64_t d, float *out) {
     int64_t j = 0;
     if (log_softmax) {
         float log_sum = (float)log(row_exp_sum(x, d, m, NULL));
-        for (; j + 8 <= d; j += 8) vf8_store(out + j, (vf8_load(x + j) - m) - log_sum);
+        for (; j + L <= d; j += L) VFLOAT(store)(out + j, (VFLOAT(load)(x + j) - m) - log_sum);
         for (; j < d; j++) out[j] = (x[j] - m) - log_sum;
     } else {
         float k = (float)(1.0 / row_exp_sum(x, d, m, out));
-        for (; j + 8 <= d; j += 8) vf8_store(out + j, vf8_load(out + j) * k);
+        for (; j + L <= d; j += L) VFLOAT(store)(out + j, VFLOAT(load)(out + j) * k);
         for (; j < d; j++) out[j] *= k;
     }
 }
@@ -150,21 +152,22 @@ static void softmax_rows_fast(bool log_softmax, int rank, const int64_t *shape, 
 /* softmax: gx += s * (g - dot(g, s)), g - dot in double as the reference takes it; log-softmax:
  * gx += g - e^y * sum(g) (softmax.c) */
 SIMD_INLINE void row_backward(bool log_softmax, const float *y, const float *g, int64_t d, float *gx) {
-    vf8_sumd sums = {0};
+    VFLOAT(sumd) sums = {0};
     int64_t j = 0;
-    for (; j + 8 <= d; j += 8)
-        vf8_sumd_add_products(&sums, vf8_load(g + j), log_softmax ? vf8_splat(1.0f) : vf8_load(y + j));
-    double dot = vf8_sumd_total(sums);
+    for (; j + L <= d; j += L)
+        VFLOAT(sumd_add_products)(&sums, VFLOAT(load)(g + j), log_softmax ? VFLOAT(splat)(1.0f) : VFLOAT(load)(y + j));
+    double dot = VFLOAT(sumd_total)(sums);
     for (; j < d; j++) dot += (double)g[j] * (log_softmax ? 1.0f : y[j]);
     float k = (float)dot;
-    for (j = 0; j + 8 <= d; j += 8) {
-        vf8 yj = vf8_load(y + j), gj = vf8_load(g + j);
-        vf8 term = log_softmax ? gj - vf8_exp_unclamped(yj) * k /* y <= 0 */
-                               : yj * vf8_from_doubles(vf8_low_double(gj) - dot, vf8_high_double(gj) - dot);
-        vf8_store(gx + j, vf8_load(gx + j) + term);
+    for (j = 0; j + L <= d; j += L) {
+        vfloat yj = VFLOAT(load)(y + j), gj = VFLOAT(load)(g + j);
+        vfloat term = log_softmax
+                          ? gj - VFLOAT(exp_unclamped)(yj) * k /* y <= 0 */
+                          : yj * VFLOAT(from_doubles)(VFLOAT(low_double)(gj) - dot, VFLOAT(high_double)(gj) - dot);
+        VFLOAT(store)(gx + j, VFLOAT(load)(gx + j) + term);
     }
     if (j < d) {
-        float e[8];
+        float e[L];
         if (log_softmax) exp_partial(y + j, d - j, 0.0f, e);
         for (int64_t i = 0; j + i < d; i++)
             gx[j + i] += log_softmax ? g[j + i] - e[i] * k : y[j + i] * (float)(g[j + i] - dot);
@@ -212,7 +215,7 @@ static void cross_entropy_backward_fast(int64_t n, int64_t c, const float *logit
         const float *x = logits + i * rs;
         float k = (float)((double)scale / row_exp_sum(x, c, row_max(x, c), e));
         int64_t j = 0;
-        for (; j + 8 <= c; j += 8) vf8_store(gx + j, vf8_load(gx + j) + vf8_load(e + j) * k);
+        for (; j + L <= c; j += L) VFLOAT(store)(gx + j, VFLOAT(load)(gx + j) + VFLOAT(load)(e + j) * k);
         for (; j < c; j++) gx[j] += e[j] * k;
         gx[targets[i]] -= scale;
     }

@@ -455,18 +455,19 @@ static void check_row_ops(Tensor *x, Rng *rng, const char *context) {
 }
 
 START_TEST(test_fast_paths_against_reference) {
-    /* Every COURSE_KERNELS setting, six layouts, lengths around the vector width of 8 and a
-     * long row of 4096+3, row counts around the block of 64 rows that strided views are copied
-     * in; logits of three scales, and special rows: masked entries, a row with nothing left, a
-     * nan, a +inf. */
-    const int64_t lengths[] = {0, 1, 7, 8, 9, 17, 4099}, row_counts[] = {1, 5, 70};
+    /* Every COURSE_KERNELS setting, six layouts, lengths around the vector widths of 8 and 16
+     * and a long row of 4096+3, row counts around the block of 64 rows that strided views are
+     * copied in; logits of three scales, and special rows: masked entries, a row with nothing
+     * left, a nan, a +inf. */
+    const int64_t lengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 33, 4099}, row_counts[] = {1, 5, 70};
+    const int n_lengths = (int)(sizeof lengths / sizeof *lengths);
     Rng rng = rng_seeded(test_seed());
     for (const char *const *mode = test_kernel_modes(); *mode; mode++) {
         const char *name = use_kernels(*mode);
-        for (int li = 0; li < 7; li++) {
+        for (int li = 0; li < n_lengths; li++) {
             for (int ri = 0; ri < 3; ri++) {
                 int64_t d = lengths[li], rows = row_counts[ri];
-                if (d > 17 && rows > 5) continue; /* keeps the test quick under valgrind */
+                if (d > 33 && rows > 5) continue; /* keeps the test quick under valgrind */
                 float scale = ri == 0 ? 1.0f : ri == 1 ? 30.0f : 1e4f;
                 float *v = malloc((size_t)(rows * d + 1) * sizeof *v);
                 for (int64_t i = 0; i < rows * d; i++) v[i] = rng_float(&rng, -scale, scale);

@@ -633,7 +633,7 @@ static void expect_guard(const float *buf, int64_t n, float marker, const char *
 }
 
 /* One optimizer: the student's state (param, m, v, each followed by a guard) and the library's
- * (adamw_update, train.c) side by side, from the same start. */
+ * (adamw_update, model.c) side by side, from the same start. */
 typedef struct {
     int64_t n;
     Hyper h;

@@ -340,7 +340,7 @@ static bool heads_shapes_valid(const char *op, const Tensor *q, const Tensor *k,
 }
 
 /* softmax(q k^T / sqrt(D) + mask) v for each head, as one op: the values of the composition in
- * tensor_attention's comment (lessons 4, 6, 1, 3 and 6 again), up to float rounding, with q, k,
+ * train.h's comment on tensor_attention (lessons 4, 6, 1, 3 and 6 again), up to float rounding, with q, k,
  * v and y in (B, T, C), the heads side by side in C, as the products x @ w make them. The
  * composition's permutes are then only ways of reading: no copies between layouts, and no
  * (B, H, T, T) tensors but the weights the backward needs. The mask takes no gradient. */
