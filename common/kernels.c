@@ -121,3 +121,17 @@ const char *kernels_name(void) {
     kernels();
     return build_used < 0 ? "reference" : builds[build_used];
 }
+
+const char *kernels_instructions(void) {
+    const char *name = kernels_name();
+    if (strcmp(name, "avx2") == 0) return "AVX2 and FMA, 8 floats a vector";
+    if (strcmp(name, "avx512") == 0) return "AVX-512F, 16 floats a vector";
+    if (strcmp(name, "portable") != 0) return "plain C loops";
+#if defined(__aarch64__)
+    return "NEON, 4 floats a vector";
+#elif defined(__x86_64__)
+    return "SSE2, 4 floats a vector";
+#else
+    return "the compiler's generic vectors, 4 floats each";
+#endif
+}

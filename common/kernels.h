@@ -147,6 +147,9 @@ const Kernels *kernels(void);
 /* What runs, as a word for messages and benchmarks: "reference", or the build: "portable",
  * "avx2" or "avx512". */
 const char *kernels_name(void);
+/* What that build runs on this CPU, for labels: "NEON, 4 floats a vector" on aarch64's portable
+ * build, "AVX2 and FMA, 8 floats a vector", "plain C loops" for the reference, .... */
+const char *kernels_instructions(void);
 /* Fills the table again as COURSE_KERNELS=setting would (NULL: as if it were unset), and
  * returns kernels_name(). For tests and benchmarks that compare the settings in one program;
  * call it before any thread starts. */

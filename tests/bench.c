@@ -91,8 +91,9 @@ BenchOptions bench_start(int argc, char **argv, const char *title, const char *u
     printf("machine: %s, %ld cores online; single thread\n", cpu, cores);
     printf("compiler: %s, flags: %s; %s%s\n", __VERSION__, BENCH_CFLAGS, date,
            o.quick ? "; --quick (a smoke run)" : "");
-    printf("kernels: %s (COURSE_KERNELS=%s; rows marked with another setting run with the table filled for it)\n",
-           kernels_name(), kernels_setting());
+    printf("kernels: %s, %s (COURSE_KERNELS=%s; rows marked with another setting run with the table filled for "
+           "it)\n",
+           kernels_name(), kernels_instructions(), kernels_setting());
     return o;
 }
 

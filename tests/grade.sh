@@ -508,9 +508,11 @@ LC_ALL=C RESULTS=$results SUMMARY=$(dirname "$results")/summary.tsv WHO=$name$sc
     # the screen, hide the real score or write the clipboard), so control characters, ASCII and
     # UTF-8 C1 alike, become "?".
     function plain(s) { gsub(controls, "?", s); gsub(c1, "?", s); return s }
-    function detail(kind, message) { # the message, less what the status says already ("crashed: signal 11 (...)")
+    function detail(kind, message,    test) { # the message, less what the status says already ("crashed: signal 11 (...)")
+        test = "" # "in TEST (FILE:LINE): ", the test the crash happened in, stays
+        if (match(message, /^in [A-Za-z0-9_]+ \([^)]*\): /)) { test = substr(message, 1, RLENGTH); message = substr(message, RLENGTH + 1) }
         if (kind == "crashed") sub(/^crashed: [Rr]eceived signal [0-9]+( \([^)]*\))?\.? */, "", message)
-        return message
+        return test message
     }
     function unstaged(s,    k, rest, m) { # staged paths as the student knows them: lessons/N-topic/exercises.c, tensor.h
         while ((k = index(s, stage)) > 0) {

@@ -55,8 +55,9 @@ show() {
 # field FILE KEY N: field N of the first line of FILE that starts with KEY.
 field() { awk -F "$tab" -v key="$2" -v n="$3" '$1 == key { print $n; exit }' "$1" 2>/dev/null; }
 
-# started FILE: has the student attempted any exercise in these results?
-started() { awk -F "$tab" '$1 == "exercise" && $4 != "TODO" { found = 1 } END { exit !found }' "$1" 2>/dev/null; }
+# started FILE: has the student attempted any exercise in these results? (A TODO with a message has
+# its answer written under the EXERCISE_TODO(); line.)
+started() { awk -F "$tab" '$1 == "exercise" && ($4 != "TODO" || $7 != "") { found = 1 } END { exit !found }' "$1" 2>/dev/null; }
 
 # The library's test programs, one per tests/test_NAME.c, each titled by its header comment:
 # " * test_NAME.c - TITLE: ..." on its second line.

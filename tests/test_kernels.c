@@ -109,6 +109,28 @@ enum { N_ROWS = sizeof row_sizes / sizeof row_sizes[0], N_COLS = sizeof col_size
 
 /* ==== the core: strided copy and accumulate ================================================= */
 
+/* The labels the benchmarks print say what runs on this CPU: NEON for aarch64's portable build,
+ * never an x86 instruction set there, and each x86-64 build's own. */
+START_TEST(test_instruction_labels) {
+    const char *settings[] = {"reference", "portable", "avx2", "avx512", "native"};
+    for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+        const char *name = kernels_use(settings[i]), *label = kernels_instructions();
+        ck_assert_ptr_nonnull(label);
+        if (strcmp(name, "reference") == 0) ck_assert_str_eq(label, "plain C loops");
+#if defined(__aarch64__)
+        else
+            ck_assert_msg(strstr(label, "NEON") && !strstr(label, "AVX") && !strstr(label, "SSE"),
+                          "COURSE_KERNELS=%s on aarch64 runs %s, labelled \"%s\"", settings[i], name, label);
+#elif defined(__x86_64__)
+        else if (strcmp(name, "portable") == 0) ck_assert_str_eq(label, "SSE2, 4 floats a vector");
+        else if (strcmp(name, "avx2") == 0) ck_assert_str_eq(label, "AVX2 and FMA, 8 floats a vector");
+        else ck_assert_str_eq(label, "AVX-512F, 16 floats a vector");
+#endif
+    }
+    kernels_use(NULL);
+}
+END_TEST
+
 START_TEST(test_strided_kernels) {
     Rng rng = rng_seeded(test_seed());
     const int dst_layouts[] = {ROW_MAJOR, COL_MAJOR, PADDED, REVERSED};
@@ -727,6 +749,7 @@ int main(int argc, char **argv) {
     Suite *s = suite_create("kernels at the seam");
     TCase *core = add_test_case(s, "every entry of the table against its reference kernel");
     tcase_set_timeout(core, 60);
+    add_test(core, test_instruction_labels);
     add_test(core, test_strided_kernels);
     add_test(core, test_strided_kernels_aliasing);
     add_test(core, test_transposes);

@@ -246,7 +246,8 @@ int main(int argc, char **argv) {
     BenchTime e = bench_default(&o, run_expf, &s);
     bench_table_row("expf (glibc), one at a time (baseline)", e, (double)n / e.best * 1e-9, e.best);
     t = bench_default(&o, run_table_exp, &s);
-    snprintf(what, sizeof what, "the table's exp: polynomial, in vectors (%s)", kernels_name());
+    snprintf(what, sizeof what, "the table's exp: polynomial, in vectors (%s: %s)", kernels_name(),
+             kernels_instructions());
     bench_table_row(what, t, (double)n / t.best * 1e-9, e.best);
     uint64_t count;
     double worst = exp_max_ulp(o.quick ? 65537 : 4099, &count);

@@ -102,6 +102,15 @@ static void probe_3_2(void) {
     ex3_2_softmax_row((const float[]){1, 2, 3}, 3, out);
 }
 
+/* The softmax of x with its max taken over x[0] .. x[d - 2] alone, as a max loop that stops one
+ * short computes it (a row whose last score is the largest then overflows, or has no max). */
+static void softmax_short_max(const float *x, int64_t d, float *out) {
+    float largest = -INFINITY, total = 0.0f;
+    for (int64_t j = 0; j < d - 1; j++) largest = x[j] > largest ? x[j] : largest;
+    for (int64_t j = 0; j < d; j++) total += out[j] = expf(x[j] - largest);
+    for (int64_t j = 0; j < d; j++) out[j] /= total;
+}
+
 /* Runs 3.2 on x with a guard region behind out, and compares with the library's softmax. */
 static void check_3_2(const float *x, int64_t d, const char *context) {
     float want[64];
@@ -125,6 +134,12 @@ static void check_3_2(const float *x, int64_t d, const char *context) {
                   "%s: the row sums to %g, not 1: each value is the right one times %g. Divide each "
                   "exp(x_j - max) by the sum of those same exps, over the whole row",
                   what, (double)total, (double)total);
+    float short_max[64];
+    softmax_short_max(x, d, short_max);
+    ck_assert_msg(values_close(out, want, d, 1e-5f) || !values_close(out, short_max, d, 1e-5f),
+                  "%s: this is the softmax with the max taken over x[0] .. x[d - 2] only: does the max's loop stop "
+                  "one short, at j < d - 1? Its bound must be j < d, so that x[d - 1] counts too",
+                  what);
     EXPECT_OUTPUT(out, d, MARK, want, 1e-5f, what);
 }
 

@@ -661,21 +661,25 @@ START_TEST(test_model_eval) {
     ck_assert_int_eq(model_init(&m, test_ctx, &TINY, 2), 0);
     ctx_mark(test_ctx);
     int64_t tokens[11] = {0, 3, 1, 20, 0, 4, 15, 7, 0, 1, 0};
-    TokenStream s = {tokens, 11, 3};
-    /* by hand: windows [0,4), [4,8) and the 2 pairs left over */
-    double sum = 0.0;
-    for (int64_t start = 0; start < 10; start += 4) {
-        int64_t len = 10 - start < 4 ? 10 - start : 4;
-        sum += (double)tensor_item(model_loss(&m, tokens + start, tokens + start + 1, 1, len)) * (double)len;
-    }
-    /* in batches of one window, of two, and of more windows than there are (a last batch that
-     * is not full must count, as must the pairs after the last full window) */
-    const int64_t batches[] = {1, 2, 3, 64};
-    for (int k = 0; k < 4; k++) {
-        double got = model_eval(&m, &s, batches[k], 0);
-        ck_assert_msg(fabs(got - sum / 10.0) < 1e-6,
-                      "model_eval in batches of %lld gave %g, the mean over every pair is %g", (long long)batches[k],
-                      got, sum / 10.0);
+    /* streams of 11, 10 and 9 tokens: after the full windows [0,4) and [4,8) of T = 4 pairs, 2
+     * pairs are left over, then a single one, then none */
+    for (int64_t n = 11; n >= 9; n--) {
+        TokenStream s = {tokens, n, 3};
+        double sum = 0.0; /* by hand: every pair once, in windows of at most 4 */
+        for (int64_t start = 0; start < n - 1; start += 4) {
+            int64_t len = n - 1 - start < 4 ? n - 1 - start : 4;
+            sum += (double)tensor_item(model_loss(&m, tokens + start, tokens + start + 1, 1, len)) * (double)len;
+        }
+        /* in batches of one window, of two, and of more windows than there are (a last batch
+         * that is not full must count, as must the pairs after the last full window) */
+        const int64_t batches[] = {1, 2, 3, 64};
+        for (int k = 0; k < 4; k++) {
+            double got = model_eval(&m, &s, batches[k], 0);
+            ck_assert_msg(fabs(got - sum / (double)(n - 1)) < 1e-6,
+                          "model_eval of %lld tokens in batches of %lld gave %g, the mean over every one of its %lld "
+                          "pairs is %g",
+                          (long long)n, (long long)batches[k], got, (long long)(n - 1), sum / (double)(n - 1));
+        }
     }
 }
 END_TEST

@@ -129,4 +129,32 @@ for n in $lessons; do
         r=$((r + 1))
     done
 done
+# A right answer left under its EXERCISE_TODO(); line: TODO in both, and make test says to delete
+# the line (solutions.c's 3.2 with the line put back at the top of its body)
+case " $lessons " in *" 3 "*)
+    at=$work/todo-left-in
+    rm -rf "$at"
+    mkdir -p "$at/submission/lessons/3-softmax"
+    file=$at/submission/lessons/3-softmax/exercises.c
+    awk '{ print } /^void ex3_2_softmax_row\(/ { print "    EXERCISE_TODO();" }' lessons/3-softmax/solutions.c >"$file"
+    includes="-Ilessons/3-softmax -Icommon -Itests -Ilessons/1-broadcast -Ilessons/2-reduce"
+    if $CC $STUDENT_FLAGS $check_cflags $includes -c "$file" -o "$at/exercises.o" >"$at/compile.log" 2>&1 &&
+        $CC $STUDENT_FLAGS "$build/obj/lessons/3-softmax/test_exercises.o" "$at/exercises.o" "$build/obj/tests/harness.o" \
+            "$build/obj/tests/remote.o" "$build/libcourse.a" $check_libs $LIBS -o "$at/test_exercises" >>"$at/compile.log" 2>&1; then
+        "$at/test_exercises" --results "$at/in-process.tsv" >"$at/in-process.log" 2>&1
+        BUILD=$build MAKE=$make sh tests/grade.sh --submission "$at/submission" --lesson 3 --name todo-left-in \
+            --results "$at/results/results.json" >"$at/graded.txt" 2>&1
+        row=$(awk -F "$tab" '$1 == "exercise" && $2 == "3.2"' "$at/in-process.tsv")
+        if [ "$(printf '%s' "$row" | cut -f 4)" != TODO ] || [ "${row#*Delete the line}" = "$row" ]; then
+            fail "3.2 answered under its EXERCISE_TODO(); line: make test says: $(printf '%s' "$row" | cut -f 4,7)"
+        elif ! grep -q '"name": "3.2 [^"]*", "score": 0, .*"status": "failed", "output": "TODO' "$at/results/results.json"; then
+            fail "3.2 answered under its EXERCISE_TODO(); line: the grader does not give it 0 points as TODO ($at/results/results.json)"
+        else
+            echo "ok - 3.2 answered under its EXERCISE_TODO(); line: TODO in both, and make test says to delete the line"
+        fi
+    else
+        fail "3.2 answered under its EXERCISE_TODO(); line: does not compile ($at/compile.log)"
+    fi
+    ;;
+esac
 exit $failed

@@ -39,6 +39,26 @@ void ex3_2_softmax_row(const float *x, int64_t d, float *out) {
     for (int64_t j = 0; j < d; j++) out[j] = out[j] / total;
 }
 
+/* wrong 3.2: the max loop stops at j < d - 1, one short of the row | expect: Its bound must be j < d */
+void ex3_2_softmax_row(const float *x, int64_t d, float *out) {
+    float largest = -INFINITY, total = 0.0f;
+    for (int64_t j = 0; j < d - 1; j++) largest = x[j] > largest ? x[j] : largest;
+    for (int64_t j = 0; j < d; j++) total += out[j] = expf(x[j] - largest);
+    for (int64_t j = 0; j < d; j++) out[j] = out[j] / total;
+}
+
+/* wrong 3.2: a write through NULL for a row of one entry | expect: in test_3_2_chapter_and_stability */
+void ex3_2_softmax_row(const float *x, int64_t d, float *out) {
+    float largest = -INFINITY, total = 0.0f;
+    if (d == 1) {
+        volatile float *nowhere = 0;
+        *nowhere = 1.0f;
+    }
+    for (int64_t j = 0; j < d; j++) largest = x[j] > largest ? x[j] : largest;
+    for (int64_t j = 0; j < d; j++) total += out[j] = expf(x[j] - largest);
+    for (int64_t j = 0; j < d; j++) out[j] = out[j] / total;
+}
+
 /* wrong 3.3: leaves out the sum_j g_j s_j term | expect: the sum_j g_j s_j term is missing */
 void ex3_3_softmax_row_backward(const float *s, const float *g, int64_t d, float *dx) {
     for (int64_t i = 0; i < d; i++) dx[i] += s[i] * g[i];
