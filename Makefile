@@ -365,6 +365,7 @@ docs: $(WALKTHROUGHS) $(PLOTS) $(BENCHES)
 	    cp "$$png" docs/img/$$n-$${png##*/}; echo "copied docs/img/$$n-$${png##*/}"; done; done
 check-docs: $(WALKTHROUGHS)
 	@BUILD='$(BUILD)' EMULATOR='$(EMULATOR)' sh tests/docs.sh check
+	@sh tests/test_docs.sh
 
 # `make plots` (or `make plot`): every lesson's plot. `make lessonN plot`: lesson N's. No
 # benchmark runs for them: the benchmarks' plots are `make bench-plots`.

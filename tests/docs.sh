@@ -24,7 +24,74 @@
 # a 3-D tensor, say) is followed by another indented line.
 mode=${1:-check}
 build=${BUILD:-build}
+docs=${DOCS:-docs} # the pages: English in docs/, their Chinese twins in docs/zh/
 status=0
+
+# The two editions. Each lesson page N-*.md in docs/ has a twin of the same name in docs/zh/,
+# and the two have the same skeleton: the same headings at the same levels with the same
+# section numbers, the same quoted output blocks byte for byte, the same pictures, in the same
+# order. Every relative link of either edition must name a file that exists.
+skeleton() {
+    awk '
+        fenced { if ($0 ~ /^```/) fenced = 0; if (quoting) print "  " $0; if (!fenced) quoting = 0; next }
+        /^```/ { fenced = 1; next }
+        /^<!-- (output|bench): .* -->$/ { print "quoted " $0; quoting = 1; next }
+        /^#+ / { level = $0; sub(/ .*/, "", level); num = substr($0, length(level) + 2)
+                 if (match(num, /^[0-9]+(\.[0-9]+)*\.?( |$)/)) num = substr(num, 1, RLENGTH); else num = ""
+                 sub(/ $/, "", num); print "heading " level " " num; next }
+        /!\[/ { line = $0 # an image: ![alt](path), whose alt may hold brackets of its own
+          while (match(line, /\]\([^) ]*\.(png|jpg|svg|gif)\)/)) {
+              image = substr(line, RSTART + 2, RLENGTH - 3); line = substr(line, RSTART + RLENGTH)
+              sub(/.*\//, "", image); print "picture " image
+          } }
+    ' "$1"
+}
+links() { # prints each relative link of page $1 whose file does not exist
+    dir=$(dirname "$1")
+    awk '/^```/ { fenced = !fenced; next } !fenced {
+            line = $0
+            while (match(line, /\]\([^) ]+\)/)) {
+                target = substr(line, RSTART + 2, RLENGTH - 3); line = substr(line, RSTART + RLENGTH)
+                if (target !~ /^(https?:|mailto:|#)/) { sub(/#.*/, "", target); print target }
+            } }' "$1" | while IFS= read -r target; do
+        [ -e "$dir/$target" ] || echo "$1: a link to $target, which does not exist (from $dir/)"
+    done
+}
+parity() {
+    found=0
+    for page in "$docs"/[0-9]-*.md; do
+        [ -f "$page" ] || continue
+        found=1
+        twin=$docs/zh/${page##*/}
+        if [ ! -f "$twin" ]; then
+            echo "$page has no Chinese twin: $twin is missing" >&2
+            status=1
+            continue
+        fi
+        skeleton "$page" >"$build/skeleton.en"
+        skeleton "$twin" >"$build/skeleton.zh"
+        if ! cmp -s "$build/skeleton.en" "$build/skeleton.zh"; then
+            echo "$page and $twin differ in their headings, quoted output or pictures (< English, > Chinese):" >&2
+            diff "$build/skeleton.en" "$build/skeleton.zh" | grep '^[<>]' | head -20 >&2
+            echo "(a change to one page changes its twin in the same commit)" >&2
+            status=1
+        fi
+    done
+    for page in "$docs"/zh/*.md; do
+        [ -f "$page" ] && [ ! -f "$docs/${page##*/}" ] && { echo "$page has no English twin in $docs/" >&2; status=1; }
+    done
+    [ $found = 1 ] || { echo "docs.sh parity: no lesson page in $docs/" >&2; status=1; }
+    bad=$(for page in "$docs"/*.md "$docs"/zh/*.md README.md; do [ -f "$page" ] && links "$page"; done)
+    [ -z "$bad" ] || { echo "$bad" >&2; status=1; }
+    rm -f "$build/skeleton.en" "$build/skeleton.zh"
+}
+
+if [ "$mode" = parity ]; then
+    mkdir -p "$build"
+    parity
+    [ $status = 0 ] && echo "docs: each lesson page and its Chinese twin have the same sections, quoted output and pictures; every link resolves"
+    exit $status
+fi
 
 if [ "$mode" = readme ]; then
     log=$2
@@ -60,7 +127,8 @@ fi
 outputs=$build/docs-outputs
 mkdir -p "$outputs"
 
-for doc in docs/*.md; do
+for doc in "$docs"/*.md "$docs"/zh/*.md; do
+    [ -f "$doc" ] || continue
     lessons=$(sed -n 's/^<!-- output: lesson\([0-9]*\) .*/\1/p' "$doc" | sort -u)
     for n in $lessons; do
         program=$build/lesson$n/walkthrough
@@ -129,7 +197,7 @@ rm -f "$outputs/doc.tmp"
 # "all", every one; "none", none; "4 7", lessons 4 and 7's. `check` only makes sure that each
 # block is that benchmark's output, since its numbers change from run to run; a page's prose
 # quotes ranges over runs, not the block's numbers.
-bench_lessons=$(sed -n 's/^<!-- bench: lesson\([0-9]*\) -->$/\1/p' docs/*.md | sort -u)
+bench_lessons=$(cat "$docs"/*.md "$docs"/zh/*.md 2>/dev/null | sed -n 's/^<!-- bench: lesson\([0-9]*\) -->$/\1/p' | sort -u)
 case "${DOCS_BENCH:-all}" in
     all) rerun=$bench_lessons ;;
     none) rerun= ;;
@@ -147,7 +215,8 @@ for n in $rerun; do
     # stdout alone: what the benchmark prints as its report (warnings go to the terminal)
     ${EMULATOR:-} "$program" >"$outputs/bench$n.txt" || { echo "docs.sh: $program failed" >&2; exit 2; }
 done
-for doc in docs/*.md; do
+for doc in "$docs"/*.md "$docs"/zh/*.md; do
+    [ -f "$doc" ] || continue
     grep -q '^<!-- bench: lesson[0-9]* -->$' "$doc" || continue
     awk -v outputs="$outputs" -v doc="$doc" -v rerun=" $(echo $rerun) " '
         function fail(message) { printf "%s: %s\n", doc, message > "/dev/stderr"; bad = 1 }
@@ -191,7 +260,7 @@ rm -f "$outputs/doc.tmp"
 for out in "$outputs"/lesson*.txt; do
     [ -f "$out" ] || continue
     n=${out##*/lesson}; n=${n%.txt}
-    for page in docs/"$n"-*.md; do
+    for page in "$docs"/"$n"-*.md "$docs"/zh/"$n"-*.md; do
         [ -f "$page" ] || continue
         awk -v n="$n" -v page="$page" -v out="$out" '
             function fail(message) { printf "%s\n", message > "/dev/stderr"; bad = 1 }
@@ -232,5 +301,6 @@ for out in "$outputs"/lesson*.txt; do
             }' || status=1
     done
 done
+[ "$mode" = check ] && parity
 [ "$mode" = check ] && [ $status = 0 ] && echo "docs: every quoted walk-through output matches the code, and its section numbers the page's"
 exit $status

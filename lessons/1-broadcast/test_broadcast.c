@@ -31,6 +31,36 @@ START_TEST(test_broadcast_add) {
 }
 END_TEST
 
+/* The walk-through's 2.1: the linear layer's bias, [B, out] + [out]; its gradient sums g's rows. */
+START_TEST(test_linear_layer_bias) {
+    Tensor *xw = tensor_from(test_ctx, DIMS(2, 2), VALUES(4, 5, 10, 11)); /* x (2,3) @ W (3,2) */
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(2), VALUES(100, 200)));
+    Tensor *y = EXPECT_OK(tensor_add(xw, b));
+    EXPECT_SHAPE(y, DIMS(2, 2), "y = xW + b, [2, 2] + [2]");
+    EXPECT_VALUES(y, VALUES(104, 205, 110, 211), 0, "y = xW + b");
+    ck_assert_int_eq(tensor_backward_from(y, tensor_from(test_ctx, DIMS(2, 2), VALUES(1, 2, 3, 4))), 0);
+    EXPECT_VALUES(tensor_grad(b), VALUES(4, 6), 0, "b.grad: the upstream gradient's rows, summed");
+}
+END_TEST
+
+/* The walk-through's 2.5, the chapter's exercise 1: [2,3] + [1,3]. */
+START_TEST(test_chapter_exercise_one) {
+    Tensor *a = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *b = tensor_requires_grad(tensor_from(test_ctx, DIMS(1, 3), VALUES(100, 200, 300)));
+    Tensor *c = EXPECT_OK(tensor_add(a, b));
+    EXPECT_SHAPE(c, DIMS(2, 3), "[2,3] + [1,3]");
+    EXPECT_VALUES(c, VALUES(101, 202, 303, 104, 205, 306), 0, "[2,3] + [1,3]");
+    int64_t map[6];
+    broadcast_map(c->shape, c->rank, b->shape, b->rank, map);
+    for (int t = 0; t < 6; t++)
+        ck_assert_msg(map[t] == t % 3, "c's element %d reads b's element %lld, not %d", t, (long long)map[t], t % 3);
+    ck_assert_int_eq(tensor_backward(tensor_sum(c)), 0);
+    EXPECT_SHAPE(tensor_grad(b), DIMS(1, 3), "b.grad keeps b's shape");
+    EXPECT_VALUES(tensor_grad(b), VALUES(2, 2, 2), 0, "b.grad: two copies of each element");
+    EXPECT_VALUES(tensor_grad(a), VALUES(1, 1, 1, 1, 1, 1), 0, "a.grad");
+}
+END_TEST
+
 static void expect_broadcast(const int64_t *a, int a_rank, const int64_t *b, int b_rank, const int64_t *want,
                              int want_rank) {
     int64_t out[TENSOR_MAX_RANK];
@@ -724,6 +754,8 @@ int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 1: broadcasting");
     TCase *chapter = add_test_case(s, "chapter");
     add_test(chapter, test_broadcast_add);
+    add_test(chapter, test_linear_layer_bias);
+    add_test(chapter, test_chapter_exercise_one);
     add_test(chapter, test_chapter_rules_table);
     add_test(chapter, test_numpy_scenarios);
     add_test(chapter, test_unravel_flat_index);

@@ -55,6 +55,19 @@ static void section_why(Ctx *ctx) {
     tensor_print("  bias (3,)", bias);
     tensor_print("  x + bias, [B, D] + [D]", tensor_add(x, bias));
     tensor_print("  x * 2, [B, D] * [] (2 is rank 0)", tensor_mul(x, scale));
+    /* the linear layer: the product xW is lesson 6's (three loops here); adding b is this lesson's */
+    Tensor *w = tensor_from(ctx, DIMS(3, 2), VALUES(1, 0, 0, 1, 1, 1)),
+           *b = tensor_from(ctx, DIMS(2), VALUES(100, 200));
+    Tensor *xw = tensor_zeros(ctx, DIMS(2, 2));
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            for (int p = 0; p < 3; p++)
+                tensor_data(xw)[2 * i + j] += tensor_data(x)[3 * i + p] * tensor_data(w)[2 * p + j];
+    printf("  the linear layer y = xW + b, [B, D] @ [D, out] + [out], with D = 3 and out = 2:\n");
+    tensor_print("    W (3,2)", w);
+    tensor_print("    b (2,)", b);
+    tensor_print("    xW, [2, 3] @ [3, 2]", xw);
+    tensor_print("    y = xW + b, [2, 2] + [2]", tensor_add(xw, b));
 }
 
 static void section_rules(void) {
@@ -197,6 +210,35 @@ static void section_backward(Ctx *ctx) {
     printf("; += adds them: %g\n", (double)total);
 }
 
+/* The chapter's exercise 1 (exercise 1.1 asks for the same by hand, with other numbers). */
+static void section_exercise_one(Ctx *ctx) {
+    heading("2.5 The chapter's exercise 1: [2,3] + [1,3], where each element of b goes, and its gradient");
+    Tensor *a = tensor_requires_grad(tensor_from(ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *b = tensor_requires_grad(tensor_from(ctx, DIMS(1, 3), VALUES(100, 200, 300)));
+    Tensor *c = tensor_add(a, b);
+    tensor_print("  a (2,3)", a);
+    tensor_print("  b (1,3)", b);
+    tensor_print("  c = a + b", c);
+    int64_t map[6], index[2];
+    char idx[SHAPE_STR_MAX];
+    broadcast_map(c->shape, c->rank, b->shape, b->rank, map);
+    for (int64_t j = 0; j < 3; j++) {
+        printf("  b[0,%lld] is copied to", (long long)j);
+        for (int64_t t = 0; t < 6; t++)
+            if (map[t] == j) {
+                unravel_index(t, c->shape, c->rank, index);
+                printf(" c%s", shape_format(index, 2, idx, sizeof idx));
+            }
+        printf("\n");
+    }
+    if (tensor_backward(tensor_sum(c)) != 0) {
+        printf("  backward failed: %s\n", tensor_error());
+        return;
+    }
+    tensor_print("  loss = c.sum(): a.grad", tensor_grad(a));
+    tensor_print("  b.grad, each b[0,j] collecting its two copies' 1s", tensor_grad(b));
+}
+
 static void section_error(Ctx *ctx) {
     heading("2.2 An incompatible pair is an error, not a crash");
     Tensor *a = tensor_zeros(ctx, DIMS(2, 3)), *b = tensor_zeros(ctx, DIMS(2, 4));
@@ -226,7 +268,8 @@ int main(void) {
     section_rules();
     if (run_section(section_error) < 0) return EXIT_FAILURE;
     section_alignment();
-    if (run_section(section_scenarios) < 0 || run_section(section_map) < 0 || run_section(section_backward) < 0)
+    if (run_section(section_scenarios) < 0 || run_section(section_map) < 0 || run_section(section_backward) < 0 ||
+        run_section(section_exercise_one) < 0)
         return EXIT_FAILURE;
     return EXIT_SUCCESS;
 }

@@ -78,6 +78,35 @@ START_TEST(test_stable_for_huge_logits) {
 }
 END_TEST
 
+/* The walk-through's 4.3: a row entirely below -1e4, where a max started at a finite sentinel
+ * is never replaced and every exp underflows to 0 (0 / 0 = nan). */
+START_TEST(test_max_starts_at_minus_inf) {
+    Tensor *s = EXPECT_OK(tensor_softmax_last_dim(tensor_from(test_ctx, DIMS(3), VALUES(-20000, -30000, -25000))));
+    EXPECT_VALUES(s, VALUES(1, 0, 0), 0,
+                  "softmax([-20000, -30000, -25000]) (a max started above every entry gives nan)");
+}
+END_TEST
+
+/* The walk-through's 4.4: the backward is J^T g with J = diag(s) - s s^T, for rows of several
+ * lengths and upstream gradients that are not one-hot. */
+START_TEST(test_backward_is_jacobian_transpose_times_g) {
+    const float x[7] = {0.5f, -1.0f, 2.0f, 0.25f, -3.0f, 1.5f, 0.0f},
+                g[7] = {0.3f, -1.2f, 0.7f, 2.0f, -0.4f, 0.1f, 1.0f};
+    for (int64_t d = 1; d <= 7; d++) {
+        Tensor *xt = tensor_requires_grad(tensor_from(test_ctx, DIMS(d), x, d));
+        Tensor *s = EXPECT_OK(tensor_softmax_last_dim(xt));
+        ck_assert_int_eq(tensor_backward_from(s, tensor_from(test_ctx, DIMS(d), g, d)), 0);
+        const float *sv = tensor_data(s), *dx = tensor_data(tensor_grad(xt));
+        for (int64_t j = 0; j < d; j++) {
+            double jt_g = 0.0; /* (J^T g)_j = sum_i (s_i [i == j] - s_i s_j) g_i */
+            for (int64_t i = 0; i < d; i++) jt_g += ((i == j ? (double)sv[i] : 0.0) - (double)sv[i] * sv[j]) * g[i];
+            ck_assert_msg(fabs(dx[j] - jt_g) < 1e-6, "row of length %lld: dx[%lld] = %.8g, but (J^T g)[%lld] = %.8g",
+                          (long long)d, (long long)j, (double)dx[j], (long long)j, jt_g);
+        }
+    }
+}
+END_TEST
+
 /* ==== edge cases ========================================================================= */
 
 START_TEST(test_edge_cases) {
@@ -547,6 +576,8 @@ int main(int argc, char **argv) {
     add_test(chapter, test_softmax);
     add_test(chapter, test_naive_overflows_stable_does_not);
     add_test(chapter, test_stable_for_huge_logits);
+    add_test(chapter, test_max_starts_at_minus_inf);
+    add_test(chapter, test_backward_is_jacobian_transpose_times_g);
     TCase *edges = add_test_case(s, "edge cases and views");
     add_test(edges, test_edge_cases);
     add_test(edges, test_views);

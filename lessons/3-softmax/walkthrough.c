@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "broadcast.h"
+#include "reduce.h"
 #include "softmax.h"
 
 static void heading(const char *title) { printf("\n%s\n", title); }
@@ -86,6 +87,29 @@ static void section_max_trick(Ctx *ctx) {
     print_row("  softmax(x - max) = ", tensor_data(tensor_softmax_last_dim(shifted)), 3);
 }
 
+/* The stable softmax of one row, with the max's loop started at `start` instead of -inf. */
+static void softmax_max_from(const float *x, int64_t d, float start, float *out) {
+    float m = start, sum = 0.0f;
+    for (int64_t j = 0; j < d; j++) m = x[j] > m ? x[j] : m;
+    for (int64_t j = 0; j < d; j++) sum += out[j] = expf(x[j] - m);
+    for (int64_t j = 0; j < d; j++) out[j] /= sum;
+}
+
+static void section_max_start(Ctx *ctx) {
+    heading("4.3 The max starts at -inf: a finite start such as -1e4 is wrong for a row below it");
+    const float x[3] = {-20000, -30000, -25000};
+    float from_sentinel[3], from_inf[3];
+    softmax_max_from(x, 3, -1e4f, from_sentinel);
+    softmax_max_from(x, 3, -INFINITY, from_inf);
+    print_row("  x                        = ", x, 3);
+    printf("  max started at -1e4      = %g (no entry is above it, so it is never replaced)\n",
+           (double)fmaxf(-1e4f, fmaxf(x[0], fmaxf(x[1], x[2]))));
+    print_row("  softmax, max from -1e4   = ", from_sentinel, 3);
+    print_row("  softmax, max from -inf   = ", from_inf, 3);
+    print_row("  the library              = ", tensor_data(tensor_softmax_last_dim(tensor_from(ctx, DIMS(3), x, 3))),
+              3);
+}
+
 static void section_backward(Ctx *ctx) {
     heading("4.4 Backward: dx_i = s_i * (g_i - sum_j g_j s_j)");
     Tensor *x = tensor_requires_grad(tensor_from(ctx, DIMS(3), VALUES(1, 2, 3)));
@@ -100,6 +124,19 @@ static void section_backward(Ctx *ctx) {
     printf("  dot = sum_j g_j s_j = %.4f\n", (double)dot);
     print_row("  dx  = ", dx, 3);
     printf("  the entries of dx sum to %.4f: adding a constant to every logit changes nothing\n", (double)sum_dx);
+
+    /* the same dx as a matrix product: the Jacobian J_ij = ds_i/dx_j = s_i (delta_ij - s_j) */
+    float jv[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) jv[3 * i + j] = (i == j ? sv[i] : 0.0f) - sv[i] * sv[j];
+    Tensor *jacobian = tensor_from(ctx, DIMS(3, 3), jv, 9);
+    /* (J^T g)_j = sum_i J_ij g_i: g as a column (3,1) broadcasts along each row i of J, then sum over i */
+    Tensor *jt_g = tensor_sum_axis(tensor_mul(jacobian, tensor_from(ctx, DIMS(3, 1), gv, 3)), 0, false);
+    float worst = 0.0f;
+    for (int j = 0; j < 3; j++) worst = fmaxf(worst, fabsf(tensor_data(jt_g)[j] - dx[j]));
+    tensor_fprint(stdout, "  J = diag(s) - s s^T", jacobian, "%.4f");
+    print_row("  J^T g = ", tensor_data(jt_g), 3);
+    printf("  max |J^T g - dx| = %g: the backward is J^T g, without ever building J (d*d numbers)\n", (double)worst);
 }
 
 static void section_log_softmax(Ctx *ctx) {
@@ -148,7 +185,7 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 3: softmax\n=================\n");
-    void (*sections[])(Ctx *) = {section_softmax,  section_overflow,    section_max_trick,
+    void (*sections[])(Ctx *) = {section_softmax,  section_overflow,    section_max_trick, section_max_start,
                                  section_backward, section_log_softmax, section_edges};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;

@@ -62,6 +62,24 @@ START_TEST(test_permute_is_a_view) {
 }
 END_TEST
 
+/* The walk-through's 5.1: transpose is permute(1, 0) in 2-D (and a swap of two axes in N-D):
+ * the same view of the same storage, and the same gradient. */
+START_TEST(test_transpose_is_permute_1_0) {
+    Tensor *x = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 2, 3, 4, 5, 6)));
+    Tensor *t = EXPECT_OK(tensor_transpose(x, 0, 1)), *p = EXPECT_OK(tensor_permute(x, AXES(1, 0)));
+    ck_assert_ptr_eq(t->storage, p->storage);
+    ck_assert_int_eq(t->offset, p->offset);
+    EXPECT_SHAPE(t, DIMS(3, 2), "transpose(x, 0, 1)");
+    ck_assert_msg(t->strides[0] == p->strides[0] && t->strides[1] == p->strides[1],
+                  "transpose(x, 0, 1) has strides (%lld,%lld), permute(x, (1,0)) (%lld,%lld)", (long long)t->strides[0],
+                  (long long)t->strides[1], (long long)p->strides[0], (long long)p->strides[1]);
+    EXPECT_VALUES(t, VALUES(1, 4, 2, 5, 3, 6), 0, "transpose(x, 0, 1)");
+    Tensor *w = tensor_from(test_ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6));
+    ck_assert_int_eq(tensor_backward(tensor_sum(tensor_mul(t, w))), 0);
+    EXPECT_VALUES(tensor_grad(x), VALUES(1, 3, 5, 2, 4, 6), 0, "the gradient through transpose: w, transposed back");
+}
+END_TEST
+
 START_TEST(test_inverse_and_round_trips) {
     int inv[3];
     inverse_permutation((const int[]){1, 2, 0}, 3, inv);
@@ -398,6 +416,7 @@ int main(int argc, char **argv) {
     TCase *chapter = add_test_case(s, "chapter");
     add_test(chapter, test_permute);
     add_test(chapter, test_permute_is_a_view);
+    add_test(chapter, test_transpose_is_permute_1_0);
     add_test(chapter, test_inverse_and_round_trips);
     add_test(chapter, test_map_and_strides_agree);
     TCase *reshape = add_test_case(s, "reshape");

@@ -41,6 +41,13 @@ static void section_view(Ctx *ctx) {
     Tensor *c = tensor_contiguous(y);
     tensor_describe("  contiguous(y)", c);
     print_storage("  its storage, moved:           ", c);
+    /* the 2-D transpose is this permute: tensor_transpose swaps two entries of the identity order */
+    Tensor *t = tensor_transpose(x, 0, 1);
+    tensor_describe("  transpose(x, 0, 1)", t);
+    bool same = t->rank == y->rank && t->storage == y->storage && t->offset == y->offset;
+    for (int i = 0; same && i < t->rank; i++) same = t->shape[i] == y->shape[i] && t->strides[i] == y->strides[i];
+    printf("  transpose(x, 0, 1) and permute(x, (1,0)): %s\n",
+           same ? "the same view (shape, strides, offset, storage)" : "different views");
 }
 
 static void section_3d(Ctx *ctx) {

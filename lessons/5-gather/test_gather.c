@@ -89,6 +89,37 @@ END_TEST
 
 /* ==== views and batches ================================================================== */
 
+/* The walk-through's 6.5, the chapter's question 4: permute and gather_rows both compute
+ * out[t] = in[map[t]], and both backwards are in.grad[map[t]] += g[t] over that map. */
+static void expect_scatter_add(Tensor *in, const Tensor *out, const int64_t *map, const float *g, const char *what) {
+    float want[64] = {0};
+    for (int64_t t = 0; t < tensor_numel(out); t++) want[map[t]] += g[t];
+    EXPECT_VALUES(tensor_grad(in), want, tensor_numel(in), 0, what);
+}
+
+START_TEST(test_question_four_one_rule) {
+    float g[24];
+    for (int t = 0; t < 24; t++) g[t] = (float)(t * 7 % 11) - 5.0f;
+    /* permute (2,3,4) by (2,0,1): a one-to-one map */
+    Tensor *x = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(2, 3, 4)));
+    Tensor *y = EXPECT_OK(tensor_permute(x, AXES(2, 0, 1)));
+    int64_t map[24], index[3];
+    for (int64_t t = 0; t < 24; t++) {
+        unravel_index(t, y->shape, y->rank, index);
+        map[t] = y->offset + index[0] * y->strides[0] + index[1] * y->strides[1] + index[2] * y->strides[2];
+    }
+    ck_assert_int_eq(tensor_backward_from(y, tensor_from(test_ctx, DIMS(4, 2, 3), g, 24)), 0);
+    expect_scatter_add(x, y, map, g, "permute's backward: x.grad[map[t]] += g[t]");
+    /* gather_rows from a (4,3) table with rows repeated and one left out: a map with repeats */
+    Tensor *table = tensor_requires_grad(tensor_zeros(test_ctx, DIMS(4, 3)));
+    const int64_t indices[5] = {3, 0, 3, 3, 1};
+    Tensor *rows = EXPECT_OK(tensor_gather_rows(table, indices, 5));
+    for (int64_t t = 0; t < 15; t++) map[t] = indices[t / 3] * 3 + t % 3;
+    ck_assert_int_eq(tensor_backward_from(rows, tensor_from(test_ctx, DIMS(5, 3), g, 15)), 0);
+    expect_scatter_add(table, rows, map, g, "gather_rows's backward: table.grad[map[t]] += g[t]");
+}
+END_TEST
+
 START_TEST(test_table_is_a_view) {
     /* the table (3,2) stored transposed: a (2,3) tensor permuted by (1,0) */
     Tensor *stored = tensor_requires_grad(tensor_from(test_ctx, DIMS(2, 3), VALUES(1, 3, 5, 2, 4, 6)));
@@ -331,6 +362,7 @@ int main(int argc, char **argv) {
     add_test(chapter, test_duplicates_add);
     add_test(chapter, test_no_indices_and_unused_rows);
     add_test(chapter, test_bad_indices);
+    add_test(chapter, test_question_four_one_rule);
     TCase *views = add_test_case(s, "views and batches");
     add_test(views, test_table_is_a_view);
     add_test(views, test_batched_embedding);

@@ -8,6 +8,7 @@
 
 #include "broadcast.h"
 #include "gather.h"
+#include "permute.h"
 
 static void heading(const char *title) { printf("\n%s\n", title); }
 
@@ -106,6 +107,58 @@ static void section_embedding(Ctx *ctx) {
     tensor_fprint(stdout, "  e", e, "%.1f");
 }
 
+static void print_map(const char *label, const int64_t *map, int64_t n) {
+    printf("%s[", label);
+    for (int64_t t = 0; t < n; t++) printf(t ? ", %lld" : "%lld", (long long)map[t]);
+    printf("]\n");
+}
+
+/* out[t] = in[map[t]] forward; in.grad[map[t]] += g[t] backward, by hand, for a (rows, 2) gradient. */
+static void print_scatter_add(const char *label, const float *g, const int64_t *map, int64_t n, int64_t in_numel) {
+    float by_hand[16] = {0};
+    for (int64_t t = 0; t < n; t++) by_hand[map[t]] += g[t];
+    printf("%s[", label);
+    for (int64_t i = 0; i < in_numel; i++) printf(i ? ", %g" : "%g", (double)by_hand[i]);
+    printf("]\n");
+}
+
+/* The chapter's question 4: permute and gather_rows both only move data (out[t] = in[map[t]]),
+ * so both backwards are one rule: in.grad[map[t]] += g[t]. */
+static void section_question_four(Ctx *ctx) {
+    heading("6.5 The chapter's question 4: permute and gather_rows only move data; the gradient goes back through "
+            "the same map");
+    Tensor *g = tensor_from(ctx, DIMS(3, 2), VALUES(1, 2, 3, 4, 5, 6)); /* the upstream gradient of both */
+    Tensor *x = tensor_requires_grad(tensor_from(ctx, DIMS(2, 3), VALUES(10, 20, 30, 40, 50, 60)));
+    Tensor *y = tensor_permute(x, AXES(1, 0));
+    int64_t map[6], index[2];
+    for (int64_t t = 0; t < 6; t++) { /* y's element t is read at offset sum(index * stride) of x's storage */
+        unravel_index(t, y->shape, y->rank, index);
+        map[t] = y->offset + index[0] * y->strides[0] + index[1] * y->strides[1];
+    }
+    printf("  permute: y = permute(x, (1,0)), x (2,3), y (3,2)\n");
+    print_map("    y's element t is x's element map[t], map = ", map, 6);
+    tensor_backward_from(y, g);
+    tensor_print("    g, y's gradient", g);
+    printf("    x.grad from the backward, flat: [");
+    for (int64_t i = 0; i < 6; i++) printf(i ? ", %g" : "%g", (double)tensor_data(tensor_grad(x))[i]);
+    printf("]\n");
+    print_scatter_add("    x.grad[map[t]] += g[t] by hand:   ", tensor_data(g), map, 6, 6);
+
+    Tensor *table = chapter_table(ctx);
+    const int64_t indices[3] = {2, 0, 2};
+    Tensor *rows = tensor_gather_rows(table, indices, 3);
+    for (int64_t t = 0; t < 6; t++) map[t] = indices[t / 2] * 2 + t % 2; /* row indices[i], column j */
+    printf("  gather_rows: out = gather_rows(table (3,2), [2, 0, 2]), out (3,2)\n");
+    print_map("    out's element t is table's element map[t], map = ", map, 6);
+    tensor_backward_from(rows, g);
+    printf("    table.grad from the backward, flat: [");
+    for (int64_t i = 0; i < 6; i++) printf(i ? ", %g" : "%g", (double)tensor_data(tensor_grad(table))[i]);
+    printf("]\n");
+    print_scatter_add("    table.grad[map[t]] += g[t] by hand: ", tensor_data(g), map, 6, 6);
+    printf("  one rule for both: a permute's map reaches every input once, so each += runs once;\n"
+           "  gather's map may reach a row twice (row 2 here) or never (row 1), and += adds the copies' gradients\n");
+}
+
 /* Each section gets a context of its own. */
 static int run_section(void (*section)(Ctx *)) {
     Ctx *ctx = ctx_new();
@@ -120,7 +173,8 @@ static int run_section(void (*section)(Ctx *)) {
 
 int main(void) {
     printf("Lesson 5: gather_rows\n=====================\n");
-    void (*sections[])(Ctx *) = {section_lookup, section_backward, section_errors, section_embedding};
+    void (*sections[])(Ctx *) = {section_lookup, section_backward, section_errors, section_embedding,
+                                 section_question_four};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (run_section(sections[i]) < 0) return EXIT_FAILURE;
     return EXIT_SUCCESS;

@@ -98,7 +98,7 @@ add_scaled_row(float *out_row, const float *b_row, float x, int64_t n) {
     for (int64_t j = 0; j < n; j++) out_row[j] += x * b_row[j];
 }
 
-/* The same sums in the order i, p, j (lesson 6's matmul_2d_loop): one a[i, p] times a whole
+/* The same sums in the order i, p, j (lesson 6's matmul_reference): one a[i, p] times a whole
  * row of b, added into a whole row of out. Both rows are walked in order, so every float of
  * each cache line fetched is used, and there is no dependency from one j to the next. */
 static void loop_order_ipj(void *arg) {

@@ -59,6 +59,26 @@ START_TEST(test_matmul_3d) {
 }
 END_TEST
 
+/* The chapter's forward: batch bi of contiguous (B,m,k) @ (B,k,n) is the 2-D product of the
+ * matrices that start at bi*m*k in a and bi*k*n in b, written from bi*m*n on. */
+START_TEST(test_batch_offsets) {
+    const int64_t nb = 3, m = 2, k = 4, n = 5;
+    Tensor *a = arange(DIMS(nb, m, k), 0.5f), *b = arange(DIMS(nb, k, n), -0.25f);
+    Tensor *c = EXPECT_OK(tensor_matmul(a, b));
+    const float *av = tensor_data(a), *bv = tensor_data(b), *cv = tensor_data(c);
+    for (int64_t bi = 0; bi < nb; bi++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double want = 0.0;
+                for (int64_t p = 0; p < k; p++) want += (double)av[bi * m * k + i * k + p] * bv[bi * k * n + p * n + j];
+                ck_assert_msg(fabs(cv[bi * m * n + i * n + j] - want) <= 1e-4 * fabs(want) + 1e-5,
+                              "batch %lld, element (%lld,%lld) at offset bi*m*n + i*n + j = %lld: got %g, want %g",
+                              (long long)bi, (long long)i, (long long)j, (long long)(bi * m * n + i * n + j),
+                              (double)cv[bi * m * n + i * n + j], want);
+            }
+}
+END_TEST
+
 START_TEST(test_nd_is_a_loop_of_2d) {
     /* seed 001: (2,3,4) @ (2,4,5) -> (2,3,5), each batch its own 2-D product */
     Tensor *a = arange(DIMS(2, 3, 4), 0.1f), *b = arange(DIMS(2, 4, 5), 0.01f);
@@ -144,6 +164,23 @@ START_TEST(test_expanded_queries_every_batch) {
                   "batch 3 row 0, as PyTorch prints it");
     EXPECT_VALUES(tensor_matmul(tensor_contiguous(q), keys), tensor_data(scores), 40, 0,
                   "the same as contiguous(q) @ keys");
+}
+END_TEST
+
+/* The case study's fix: the unexpanded (1,2,3) queries against (4,3,5) keys, the batch dim
+ * broadcast by matmul itself, equal the contiguous copy exactly: no zero, no wrong value. */
+START_TEST(test_broadcast_queries_as_the_fix) {
+    Tensor *queries = arange(DIMS(1, 2, 3), 1.0f), *keys = arange(DIMS(4, 3, 5), 0.01f);
+    Tensor *scores = EXPECT_OK(tensor_matmul(queries, keys));
+    EXPECT_SHAPE(scores, DIMS(4, 2, 5), "(1,2,3) @ (4,3,5)");
+    Tensor *copy = tensor_matmul(tensor_contiguous(tensor_expand(queries, DIMS(4, 2, 3))), keys);
+    int zeros = 0, bad = 0;
+    for (int t = 0; t < 40; t++) {
+        zeros += tensor_data(scores)[t] == 0.0f;
+        bad += tensor_data(scores)[t] != tensor_data(copy)[t];
+    }
+    ck_assert_msg(zeros == 0 && bad == 0, "broadcast queries @ keys: %d exact zeros and %d values unlike the copy's",
+                  zeros, bad);
 }
 END_TEST
 
@@ -747,11 +784,13 @@ int main(int argc, char **argv) {
     Suite *s = suite_create("lesson 6: batched matmul");
     TCase *chapter = add_test_case(s, "chapter and notes");
     add_test(chapter, test_matmul_3d);
+    add_test(chapter, test_batch_offsets);
     add_test(chapter, test_nd_is_a_loop_of_2d);
     add_test(chapter, test_vectors);
     add_test(chapter, test_errors);
     TCase *case_study = add_test_case(s, "seed 002's case study");
     add_test(case_study, test_expanded_queries_every_batch);
+    add_test(case_study, test_broadcast_queries_as_the_fix);
     add_test(case_study, test_the_invalid_fold_as_the_case_study_saw_it);
     add_test(case_study, test_fold_predicate);
     TCase *layouts = add_test_case(s, "layouts and gradients");

@@ -31,6 +31,13 @@ static void section_chapter(Ctx *ctx) {
     for (int bi = 0; bi < 2; bi++)
         printf("  batch %d: %g*%g + %g*%g = %g\n", bi, (double)av[2 * bi], (double)bv[2 * bi], (double)av[2 * bi + 1],
                (double)bv[2 * bi + 1], (double)tensor_data(c)[bi]);
+    /* the chapter's forward: batch bi of each contiguous operand starts bi matrices in */
+    const int64_t m = 1, k = 2, n = 1;
+    printf("  batch bi starts at bi*m*k in A, bi*k*n in B, bi*m*n in A @ B (m = %lld, k = %lld, n = %lld):\n",
+           (long long)m, (long long)k, (long long)n);
+    for (int64_t bi = 0; bi < 2; bi++)
+        printf("    batch %lld: A from %lld, B from %lld, A @ B from %lld\n", (long long)bi, (long long)(bi * m * k),
+               (long long)(bi * k * n), (long long)(bi * m * n));
 }
 
 static void section_loop(Ctx *ctx) {
@@ -151,21 +158,33 @@ static void section_case_study(Ctx *ctx) {
         diff = fmaxf(diff, fabsf(tensor_data(scores)[t] - tensor_data(reference)[t]));
     print_batches("the library, q @ keys:", tensor_data(scores), b, m, n);
     printf("  max |difference| from contiguous(q) @ keys: %g\n", (double)diff);
+    /* the case study's fix: no expand at all, matmul broadcasts the batch dim itself */
+    Tensor *broadcast = tensor_matmul(queries, keys);
+    float broadcast_diff = 0.0f;
+    for (int64_t t = 0; t < b * m * n; t++)
+        broadcast_diff = fmaxf(broadcast_diff, fabsf(tensor_data(broadcast)[t] - tensor_data(reference)[t]));
+    printf("  queries (1,2,3) unexpanded @ keys (4,3,5), the batch broadcast by matmul: %s, max |difference| %g\n",
+           shape_format(broadcast->shape, broadcast->rank, st, sizeof st), (double)broadcast_diff);
 
     /* what folding the batch into the columns computes instead */
     float wrong[40];
     int64_t written = matmul_wrong_column_fold(tensor_data(queries), tensor_data(keys), b, m, k, n, wrong);
-    int zeros = 0, bad = 0;
-    for (int64_t t = 0; t < b * m * n; t++) {
-        zeros += wrong[t] == 0.0f;
-        bad += fabsf(wrong[t] - tensor_data(reference)[t]) > 1e-5f;
-    }
     print_batches("the invalid fold into columns, one (2,3) @ (3,20) product:", wrong, b, m, n);
     float worst = 0.0f;
     for (int64_t t = 0; t < b * m * n; t++) worst = fmaxf(worst, fabsf(wrong[t] - tensor_data(reference)[t]));
-    printf(
-        "  it writes (m-1)*n + b*n = %lld of the %lld elements; %d stay 0; %d of %lld are wrong; max |difference| %.8g\n",
-        (long long)written, (long long)b * m * n, zeros, bad, (long long)b * m * n, (double)worst);
+    printf("  it writes (m-1)*n + b*n = %lld of the %lld elements; max |difference| %.8g\n", (long long)written,
+           (long long)b * m * n, (double)worst);
+    const float *paths[3] = {tensor_data(scores), tensor_data(broadcast), wrong};
+    const char *names[3] = {"expand, then @", "broadcast @", "the column fold"};
+    printf("  of the %lld elements, against contiguous(q) @ keys:\n", (long long)b * m * n);
+    for (int p = 0; p < 3; p++) {
+        int zeros = 0, bad = 0;
+        for (int64_t t = 0; t < b * m * n; t++) {
+            zeros += paths[p][t] == 0.0f;
+            bad += fabsf(paths[p][t] - tensor_data(reference)[t]) > 1e-5f;
+        }
+        printf("    %-16s exact zeros %2d, wrong %2d\n", names[p], zeros, bad);
+    }
 
     /* the valid fold, into rows: b shared across the batch, a's batch and rows merge */
     Tensor *xs = arange(ctx, DIMS(b, m, k), 1.0f),
