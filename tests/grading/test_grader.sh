@@ -284,8 +284,8 @@ results=$build/grade/grader-mixed/results.json
 check "mixed: results.json score 6" grep -q '"score": 6,' "$results"
 check "mixed: results.json marks 1.3 failed, with the signal in its output" \
     grep -q '"name": "1.3 [^"]*", "score": 0, "max_score": 3, "status": "failed", "output": "crashed: signal 11' "$results"
-check "mixed: 1.3's crash is said once in the table (its status names the signal, the line below does not repeat it)" \
-    sh -c "grep -A 1 -E '^  1.3 ' '$table' | tail -n 1 | grep -q '^        A crash in an exercise' && ! grep -q 'received signal' '$table'"
+check "mixed: 1.3's crash is said once in the table (its status names the signal, the line below names the test it crashed in and does not repeat the signal)" \
+    sh -c "grep -A 1 -E '^  1.3 ' '$table' | tail -n 1 | grep -q '^        in test_1_3_[a-z_0-9]* (lessons/1-broadcast/test_exercises.c:[0-9]*): A crash in an exercise' && ! grep -q 'received signal' '$table'"
 check "mixed: ... and once in results.json (one 'signal 11' in 1.3's output)" \
     test "$(grep '"name": "1.3 ' "$results" | grep -o 'signal 11' | wc -l)" -eq 1
 check "mixed: results.json names no file of the instructor's (logs, the staging directory)" \
