@@ -783,7 +783,7 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all) {
     More *more = calloc((size_t)n, sizeof *more);
     Names *names = calloc((size_t)n, sizeof *names);
     int *exercise_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *exercise_of);
-    const TTest **test_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof *test_of);
+    const TTest **test_of = calloc((size_t)n * MAX_TESTS_PER_EXERCISE + 1, sizeof(const TTest *));
     if (!status || !kind || !failures || !message || !more || !names || !exercise_of || !test_of) {
         free(status), free(kind), free(failures), free(message), free(more), free(names), free(exercise_of);
         free(test_of);

@@ -32,12 +32,10 @@ static void section_chapter(Ctx *ctx) {
         printf("  batch %d: %g*%g + %g*%g = %g\n", bi, (double)av[2 * bi], (double)bv[2 * bi], (double)av[2 * bi + 1],
                (double)bv[2 * bi + 1], (double)tensor_data(c)[bi]);
     /* the chapter's forward: batch bi of each contiguous operand starts bi matrices in */
-    const int64_t m = 1, k = 2, n = 1;
-    printf("  batch bi starts at bi*m*k in A, bi*k*n in B, bi*m*n in A @ B (m = %lld, k = %lld, n = %lld):\n",
-           (long long)m, (long long)k, (long long)n);
-    for (int64_t bi = 0; bi < 2; bi++)
-        printf("    batch %lld: A from %lld, B from %lld, A @ B from %lld\n", (long long)bi, (long long)(bi * m * k),
-               (long long)(bi * k * n), (long long)(bi * m * n));
+    const long long m = 1, k = 2, n = 1;
+    printf("  batch bi starts at bi*m*k in A, bi*k*n in B, bi*m*n in A @ B (m = %lld, k = %lld, n = %lld):\n", m, k, n);
+    for (long long bi = 0; bi < 2; bi++)
+        printf("    batch %lld: A from %lld, B from %lld, A @ B from %lld\n", bi, bi * m * k, bi * k * n, bi * m * n);
 }
 
 static void section_loop(Ctx *ctx) {
