@@ -538,6 +538,12 @@ TCase *add_test_case(Suite *suite, const char *name) {
     return tc;
 }
 
+TCase *add_large_test_case(Suite *suite, const char *name) {
+    TCase *tc = add_test_case(suite, name);
+    tcase_set_tags(tc, "large");
+    return tc;
+}
+
 /* ==== core tests ======================================================================== */
 
 int run_core_tests(int argc, char **argv, Suite *suite) {

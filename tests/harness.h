@@ -65,6 +65,10 @@ int run_exercise_tests(int argc, char **argv, const Exercise *all, int n_all);
 extern Ctx *test_ctx;
 /* A test case with that fixture, added to the suite. */
 TCase *add_test_case(Suite *suite, const char *name);
+/* The same, for a case whose worth is in its sizes and its many random trials (tagged "large"):
+ * make memcheck leaves such cases out (CK_EXCLUDE_TAGS=large), as valgrind runs them some 30
+ * times slower and test_kernels already runs every fast kernel on its edge sizes under it. */
+TCase *add_large_test_case(Suite *suite, const char *name);
 
 /* The exit status of a test process that ran its test to the end (see test_teardown). */
 #define TEST_FINISHED 90

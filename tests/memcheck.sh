@@ -4,9 +4,11 @@
 # The walk-throughs must free everything. The test programs run their tests in forked
 # children (Check), which exit without freeing what Check itself still holds, so for them only
 # memory lost for good (definitely or indirectly) counts as a leak. Check's timeouts are
-# stretched tenfold, since valgrind runs programs some 20-50 times slower. Lesson 7's walk-through
-# trains for 2 steps instead of its minute's worth and evaluates on 512 tokens (COURSE_STEPS,
-# COURSE_EVAL_TOKENS): its vector code runs some 300 times slower under valgrind.
+# stretched tenfold, since valgrind runs programs some 20-50 times slower, and the test cases
+# tagged "large" (add_large_test_case: sizes and random trials by the hundred) are left out.
+# Lesson 7's walk-through trains for 2 steps instead of its minute's worth and evaluates on 512
+# tokens (COURSE_STEPS, COURSE_EVAL_TOKENS): its vector code runs some 300 times slower under
+# valgrind.
 # The programs run one per core at once (MEMCHECK_JOBS=N for another number); their results
 # are printed in the order given.
 log_dir=${BUILD:-build}/memcheck
@@ -21,7 +23,7 @@ if [ "${1:-}" = --one ]; then # one program: its line goes to its .result file
     *) leaks=definite,indirect ;;
     esac
     rm -f "$log" "$log".*
-    COURSE_STEPS=${COURSE_STEPS:-2} COURSE_EVAL_TOKENS=${COURSE_EVAL_TOKENS:-512} CK_TIMEOUT_MULTIPLIER=10 valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=$leaks \
+    COURSE_STEPS=${COURSE_STEPS:-2} COURSE_EVAL_TOKENS=${COURSE_EVAL_TOKENS:-512} CK_TIMEOUT_MULTIPLIER=10 CK_EXCLUDE_TAGS=large valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=$leaks \
         --error-exitcode=99 --log-file="$log.%p" "$program" >"$log" 2>&1
     code=$?
     if [ $code = 0 ]; then

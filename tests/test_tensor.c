@@ -1067,7 +1067,7 @@ int main(int argc, char **argv) {
     add_test(views, test_as_strided_views);
     add_test(views, test_nditer_is_an_odometer);
     add_test(views, test_merged_dims_visit_the_same_offsets);
-    TCase *tiles = add_test_case(s, "cache-blocked copies");
+    TCase *tiles = add_large_test_case(s, "cache-blocked copies");
     tcase_set_timeout(tiles, 60);
     add_test(tiles, test_kernels_switch);
     add_test(tiles, test_size1_dims_and_bad_shapes);

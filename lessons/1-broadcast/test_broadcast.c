@@ -775,7 +775,7 @@ int main(int argc, char **argv) {
     add_test(grads, test_expand_backward_of_views);
     add_test(grads, test_same_tensor_twice);
     add_test(grads, test_only_some_inputs_need_grad);
-    TCase *random = add_test_case(s, "random");
+    TCase *random = add_large_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_naive);
     add_test(random, test_tiled_ops_against_naive);

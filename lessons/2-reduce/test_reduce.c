@@ -473,10 +473,10 @@ int main(int argc, char **argv) {
     add_test(axes, test_reductions_of_views);
     TCase *grads = add_test_case(s, "gradients");
     add_test(grads, test_gradcheck_every_op);
-    TCase *random = add_test_case(s, "random");
+    TCase *random = add_large_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_naive);
-    TCase *kernel = add_test_case(s, "the reduction kernel");
+    TCase *kernel = add_large_test_case(s, "the reduction kernel");
     tcase_set_timeout(kernel, 30);
     add_test(kernel, test_kernel_layouts_and_edge_sizes);
     add_test(kernel, test_kernel_special_values);

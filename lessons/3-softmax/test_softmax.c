@@ -587,10 +587,10 @@ int main(int argc, char **argv) {
     add_test(more, test_errors);
     TCase *grads = add_test_case(s, "gradients");
     add_test(grads, test_gradcheck_every_op);
-    TCase *random = add_test_case(s, "random");
+    TCase *random = add_large_test_case(s, "random");
     tcase_set_timeout(random, 30);
     add_test(random, test_random_against_reference);
-    TCase *fast = add_test_case(s, "fast paths");
+    TCase *fast = add_large_test_case(s, "fast paths");
     tcase_set_timeout(fast, 60);
     add_test(fast, test_vector_exp);
     add_test(fast, test_fast_paths_against_reference);

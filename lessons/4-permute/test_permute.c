@@ -425,7 +425,7 @@ int main(int argc, char **argv) {
     TCase *grads = add_test_case(s, "gradients");
     add_test(grads, test_permute_gradients);
     add_test(grads, test_gradcheck_every_op);
-    TCase *random = add_test_case(s, "contiguous and bad input");
+    TCase *random = add_large_test_case(s, "contiguous and bad input");
     tcase_set_timeout(random, 30);
     add_test(random, test_contiguous_against_naive);
     add_test(random, test_tiled_copies_against_naive);

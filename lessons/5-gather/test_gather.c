@@ -366,7 +366,7 @@ int main(int argc, char **argv) {
     TCase *views = add_test_case(s, "views and batches");
     add_test(views, test_table_is_a_view);
     add_test(views, test_batched_embedding);
-    TCase *grads = add_test_case(s, "gradients and random cases");
+    TCase *grads = add_large_test_case(s, "gradients and random cases");
     tcase_set_timeout(grads, 30);
     add_test(grads, test_gradcheck);
     add_test(grads, test_random_against_naive);

@@ -793,7 +793,7 @@ int main(int argc, char **argv) {
     add_test(case_study, test_broadcast_queries_as_the_fix);
     add_test(case_study, test_the_invalid_fold_as_the_case_study_saw_it);
     add_test(case_study, test_fold_predicate);
-    TCase *layouts = add_test_case(s, "layouts and gradients");
+    TCase *layouts = add_large_test_case(s, "layouts and gradients");
     tcase_set_timeout(layouts, 60);
     add_test(layouts, test_every_combination);
     add_test(layouts, test_square_and_self);
@@ -801,7 +801,7 @@ int main(int argc, char **argv) {
     add_test(layouts, test_backward_twice);
     add_test(layouts, test_gradcheck_broadcast_batches);
     add_test(layouts, test_random_shapes);
-    TCase *fast = add_test_case(s, "the fast kernel");
+    TCase *fast = add_large_test_case(s, "the fast kernel");
     tcase_set_timeout(fast, 60);
     add_test(fast, test_gemm_edge_sizes);
     add_test(fast, test_gemm_block_edges);

@@ -819,7 +819,7 @@ int main(int argc, char **argv) {
     add_test(blocks, test_linear_matches_composition);
     add_test(blocks, test_attention);
     add_test(blocks, test_attention_heads_matches_composition);
-    TCase *model = add_test_case(s, "the model");
+    TCase *model = add_large_test_case(s, "the model");
     tcase_set_timeout(model, 60);
     add_test(model, test_model_gradcheck);
     add_test(model, test_model_against_pytorch);
